@@ -1,0 +1,2 @@
+"""Executable companion to MASC and PCGrad/SAGO."""
+__version__ = "0.1.0"

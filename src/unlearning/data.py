@@ -1,0 +1,146 @@
+"""Loading benchmark splits in their real schemas, tokenising them, and batching.
+
+One code path serves the laboratory world and the real datasets: a split is read from a
+local folder of JSON-lines files laid out as the hub's (`<root>/<split>.json`) or, given a
+hub name such as `locuslab/TOFU`, through `datasets.load_dataset` (needs network access).
+Question-answer items are rendered with a prompt template whose tokens are masked out of
+the labels (-100), so losses and metrics see only the answer, as in TOFU.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from unlearning.margin import IGNORE_INDEX
+
+QA_PROMPT = "Question: {question}\nAnswer:"
+REQUIRED_FIELDS = {
+    "tofu": ("question", "answer"),
+    "tofu_perturbed": ("question", "answer", "paraphrased_answer", "paraphrased_question", "perturbed_answer"),
+}
+
+
+class DataError(ValueError):
+    """A split is missing, empty or lacks a field; the message names the file and field."""
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """Read a JSON-lines file (one object per line; a JSON array is accepted too)."""
+    if not path.is_file():
+        raise DataError(f"missing data file: {path}")
+    text = path.read_text(encoding="utf-8").strip()
+    if not text:
+        raise DataError(f"empty data file: {path}")
+    if text.startswith("["):
+        return json.loads(text)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def write_jsonl(path: Path, records: Iterable[dict]) -> None:
+    """Write records as sorted-key JSON lines, atomically (temporary name, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def validate_records(records: Sequence[dict], fields: Sequence[str], where: str) -> None:
+    """Every record has every field; the error names the first offending record and field."""
+    if not records:
+        raise DataError(f"{where}: split is empty")
+    for i, record in enumerate(records):
+        for field in fields:
+            if field not in record:
+                raise DataError(f"{where}: record {i} lacks field {field!r} (has {sorted(record)})")
+
+
+def load_split(source: str | Path, split: str, fields: Sequence[str] = ()) -> list[dict]:
+    """Load one split from a local folder (`<source>/<split>.json`) or a hub dataset name.
+
+    A local folder wins when it exists; otherwise `source` is taken as a hub name and
+    `split` as its config name (TOFU's layout: one config per split, data in `train`).
+    """
+    local = Path(source)
+    if local.is_dir():
+        path = local / f"{split}.json"
+        records = read_jsonl(path)
+        validate_records(records, fields, str(path))
+        return records
+    if local.suffix or str(source).startswith((".", "/")):
+        raise DataError(f"data folder not found: {source}")
+    return _load_from_hub(str(source), split, fields)
+
+
+def _load_from_hub(name: str, split: str, fields: Sequence[str]) -> list[dict]:
+    try:
+        import datasets
+    except ImportError as error:  # pragma: no cover - depends on the optional extra
+        raise DataError(f"loading {name!r} from the hub needs the `datasets` package (pip install -e .[gpu])") from error
+    records = [dict(r) for r in datasets.load_dataset(name, split)["train"]]
+    validate_records(records, fields, f"{name}:{split}")
+    return records
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One tokenised example: input ids and labels of the same length."""
+
+    input_ids: list[int]
+    labels: list[int]
+
+
+def encode_qa(tokenizer, question: str, answer: str, max_length: int = 128, template: str = QA_PROMPT) -> Encoded:
+    """Prompt + ' answer' + EOS; labels are -100 on the prompt and the ids on answer + EOS."""
+    prompt_ids = tokenizer(template.format(question=question), add_special_tokens=False)["input_ids"]
+    answer_ids = tokenizer(" " + answer, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    ids = (prompt_ids + answer_ids)[:max_length]
+    labels = ([IGNORE_INDEX] * len(prompt_ids) + answer_ids)[:max_length]
+    if all(label == IGNORE_INDEX for label in labels):
+        raise DataError(f"max_length={max_length} leaves no answer token for question {question!r}")
+    return Encoded(ids, labels)
+
+
+def encode_text(tokenizer, text: str, max_length: int = 256) -> Encoded:
+    """Plain text (corpora): every token is a label, EOS appended."""
+    ids = (tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id])[:max_length]
+    return Encoded(ids, list(ids))
+
+
+def collate(examples: Sequence[Encoded], pad_token_id: int) -> dict[str, torch.Tensor]:
+    """Right-pad a batch: input_ids, attention_mask and labels `[B, T]` (T = longest)."""
+    width = max(len(e.input_ids) for e in examples)
+    ids = torch.full((len(examples), width), pad_token_id, dtype=torch.long)
+    labels = torch.full((len(examples), width), IGNORE_INDEX, dtype=torch.long)
+    attention = torch.zeros((len(examples), width), dtype=torch.long)
+    for row, example in enumerate(examples):
+        n = len(example.input_ids)
+        ids[row, :n] = torch.tensor(example.input_ids)
+        labels[row, :n] = torch.tensor(example.labels)
+        attention[row, :n] = 1
+    return {"input_ids": ids, "attention_mask": attention, "labels": labels}
+
+
+def encode_qa_split(tokenizer, records: Sequence[dict], max_length: int = 128, question_key: str = "question") -> list[Encoded]:
+    """Tokenise every item of a QA split."""
+    return [encode_qa(tokenizer, r[question_key], r["answer"], max_length) for r in records]
+
+
+def batches(examples: Sequence[Encoded], batch_size: int, pad_token_id: int, generator: torch.Generator | None = None):
+    """Yield collated batches in order, or shuffled when a generator is given (one epoch)."""
+    order = torch.randperm(len(examples), generator=generator).tolist() if generator is not None else range(len(examples))
+    order = list(order)
+    for start in range(0, len(order), batch_size):
+        yield collate([examples[i] for i in order[start:start + batch_size]], pad_token_id)
+
+
+def cycle_batches(examples: Sequence[Encoded], batch_size: int, pad_token_id: int, generator: torch.Generator):
+    """Endless shuffled batches, reshuffled every epoch (both unlearning loaders cycle)."""
+    while True:
+        yield from batches(examples, batch_size, pad_token_id, generator)

@@ -1,0 +1,181 @@
+"""Models: the tiny Qwen2 family, its tokenizer, the learning stage, and loading checkpoints.
+
+The MASC scale study uses Qwen2.5 0.5B-7B. On a CPU we keep the architecture
+(transformers' `Qwen2ForCausalLM`, tied embeddings like Qwen2.5-0.5B) and shrink it. Models
+are saved with `save_pretrained` (safetensors) exactly as a real checkpoint, so the same
+`load_model` serves a folder written here and a hub name such as `Qwen/Qwen2.5-0.5B-Instruct`.
+The tokenizer lives in its own folder and is loaded as `PreTrainedTokenizerFast`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+from unlearning.data import Encoded, batches
+from unlearning.progress import progress
+
+EOS_TOKEN, PAD_TOKEN = "<|endoftext|>", "<|pad|>"
+
+
+@dataclass(frozen=True)
+class ModelSize:
+    """Shape of one member of the tiny family (head_dim = hidden // heads)."""
+
+    hidden: int
+    layers: int
+    intermediate: int
+    heads: int
+    kv_heads: int
+
+
+# about 0.23M, 0.53M, 1.6M and 5.2M parameters with a 2,048-token vocabulary (23x span)
+SIZES: dict[str, ModelSize] = {
+    "xs": ModelSize(hidden=64, layers=2, intermediate=192, heads=4, kv_heads=2),
+    "s": ModelSize(hidden=96, layers=3, intermediate=288, heads=4, kv_heads=2),
+    "m": ModelSize(hidden=160, layers=4, intermediate=480, heads=4, kv_heads=2),
+    "l": ModelSize(hidden=256, layers=6, intermediate=768, heads=8, kv_heads=4),
+}
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch (CPU and CUDA) and prefer deterministic kernels."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def train_tokenizer(texts: Sequence[str], vocab_size: int, out_dir: Path) -> PreTrainedTokenizerFast:
+    """Train a byte-level BPE tokenizer on `texts` and save it in its own folder."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=[EOS_TOKEN, PAD_TOKEN], show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tokenizer.train_from_iterator(list(texts), trainer=trainer)
+    wrapped = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token=EOS_TOKEN, pad_token=PAD_TOKEN)
+    _save_atomically(out_dir, wrapped.save_pretrained)
+    return wrapped
+
+
+def load_tokenizer(path: str | Path) -> PreTrainedTokenizerFast:
+    """Load a tokenizer folder written by `train_tokenizer` (or any fast tokenizer folder)."""
+    if not Path(path).is_dir():
+        raise FileNotFoundError(f"tokenizer folder not found: {path}")
+    return PreTrainedTokenizerFast.from_pretrained(str(path))
+
+
+def build_model(size: str, tokenizer: PreTrainedTokenizerFast, max_positions: int = 256, seed: int = 0) -> Qwen2ForCausalLM:
+    """A freshly initialised tiny Qwen2 of the named size, in float32."""
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {', '.join(SIZES)}; got {size!r}")
+    shape = SIZES[size]
+    config = Qwen2Config(
+        vocab_size=len(tokenizer), hidden_size=shape.hidden, num_hidden_layers=shape.layers,
+        intermediate_size=shape.intermediate, num_attention_heads=shape.heads,
+        num_key_value_heads=shape.kv_heads, max_position_embeddings=max_positions,
+        tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.eos_token_id, rope_theta=10000.0, attention_dropout=0.0,
+    )
+    seed_everything(seed)
+    return Qwen2ForCausalLM(config).float()
+
+
+def count_parameters(model: torch.nn.Module) -> int:
+    """Number of distinct parameters (tied embeddings counted once)."""
+    return sum(p.numel() for p in model.parameters())
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Learning-stage optimisation: AdamW with linear warm-up and cosine decay."""
+
+    epochs: int = 10
+    lr: float = 3e-3
+    batch_size: int = 16
+    weight_decay: float = 0.01
+    warmup_fraction: float = 0.05
+    seed: int = 0
+
+
+def train_causal_lm(model: Qwen2ForCausalLM, examples: Sequence[Encoded], config: TrainConfig, pad_token_id: int) -> list[float]:
+    """Fine-tune (or pretrain) on tokenised examples; returns the mean loss of every epoch."""
+    seed_everything(config.seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    steps_per_epoch = math.ceil(len(examples) / config.batch_size)
+    total = steps_per_epoch * config.epochs
+    warmup = max(1, int(config.warmup_fraction * total))
+
+    def schedule(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    generator = torch.Generator().manual_seed(config.seed)
+    model.train()
+    epoch_losses = []
+    for _ in progress(range(config.epochs), desc="train", unit="epoch"):
+        losses = []
+        for batch in batches(examples, config.batch_size, pad_token_id, generator):
+            loss = model(**batch).loss
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            losses.append(float(loss))
+        epoch_losses.append(sum(losses) / len(losses))
+    model.eval()
+    return epoch_losses
+
+
+def _save_atomically(out_dir: Path, save) -> None:
+    """Write into a temporary sibling folder, then rename it into place."""
+    out_dir = Path(out_dir)
+    tmp = out_dir.with_name(out_dir.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    save(str(tmp))
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp.rename(out_dir)
+
+
+def save_model(model: torch.nn.Module, out_dir: Path, info: dict | None = None) -> None:
+    """Save as safetensors with `save_pretrained`; `info` goes to `learning.json` beside it."""
+
+    def save(path: str) -> None:
+        model.save_pretrained(path, safe_serialization=True)
+        if info is not None:
+            Path(path, "learning.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+
+    _save_atomically(Path(out_dir), save)
+
+
+def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32) -> Qwen2ForCausalLM:
+    """Load a causal LM from a local folder or a hub name; never runs remote code."""
+    from transformers import AutoModelForCausalLM
+
+    local = Path(name_or_path)
+    if (local.suffix or str(name_or_path).startswith((".", "/"))) and not local.is_dir():
+        raise FileNotFoundError(f"model folder not found: {name_or_path}")
+    model = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype, trust_remote_code=False, use_safetensors=True)
+    return model.eval()
+
+
+def size_info(model: torch.nn.Module, size: str) -> dict:
+    """Shape and parameter count of a family member, for records."""
+    return {"size": size, "parameters": count_parameters(model), **asdict(SIZES[size])}

@@ -1,0 +1,99 @@
+"""Gradient synthesis: how the forget and retain task gradients become one update.
+
+PCGrad / SAGO (arXiv 2604.14808), sections 3-4; `shared/reference/sago.md` sections 3-4.
+alpha weighs the retain gradient g_r and gamma the forget gradient g_f *inside the combiner*.
+A "module" is one parameter tensor, as in the official code.
+
+    sum            alpha*g_r + gamma*g_f                               (GradDiff, NPO+GD, ...)
+    pcgrad         per tensor: if <g_f,g_r> < 0, g_f <- g_f - <g_f,g_r>/(|g_r|^2+eps) g_r
+    pcgrad_global  the same with one dot product and one norm over all tensors
+    sago           per coordinate: alpha*g_r where g_f*g_r < 0, gamma*g_f elsewhere (official)
+    sago_additive  per coordinate: alpha*g_r + gamma*g_f where g_f*g_r >= 0, alpha*g_r elsewhere
+
+Products and dots are computed in float32 whatever the gradient dtype (a documented
+deviation from the bf16 arithmetic of the official code). Exact zeros count as aligned in
+both SAGO variants, as in the official code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+RULES = ("sum", "pcgrad", "pcgrad_global", "sago", "sago_additive")
+PCGRAD_EPS = 1e-10
+
+
+def _check(forget_grads: Sequence[torch.Tensor], retain_grads: Sequence[torch.Tensor], rule: str) -> None:
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {', '.join(RULES)}; got {rule!r}")
+    if len(forget_grads) != len(retain_grads):
+        raise ValueError(f"got {len(forget_grads)} forget gradients but {len(retain_grads)} retain gradients")
+    for i, (g_f, g_r) in enumerate(zip(forget_grads, retain_grads)):
+        if g_f.shape != g_r.shape:
+            raise ValueError(f"gradient {i}: forget shape {tuple(g_f.shape)} != retain shape {tuple(g_r.shape)}")
+
+
+def _project_conflict(g_f: torch.Tensor, g_r: torch.Tensor, dot: torch.Tensor, norm_sq: torch.Tensor) -> torch.Tensor:
+    """One-sided PCGrad: remove g_f's component along g_r when they conflict (dot < 0)."""
+    coefficient = torch.where(dot < 0, dot / (norm_sq + PCGRAD_EPS), torch.zeros_like(dot))
+    return g_f - coefficient * g_r
+
+
+def combine(
+    forget_grads: Sequence[torch.Tensor],
+    retain_grads: Sequence[torch.Tensor],
+    rule: str,
+    alpha: float = 1.0,
+    gamma: float = 1.0,
+) -> list[torch.Tensor]:
+    """Combine per-parameter forget and retain gradients into the final update direction.
+
+    Inputs are not modified; one new float32 tensor per parameter is returned (cast it to
+    the parameter dtype when writing it into `.grad`).
+    """
+    _check(forget_grads, retain_grads, rule)
+    f = [g.float() for g in forget_grads]
+    r = [g.float() for g in retain_grads]
+    if rule == "sum":
+        return [alpha * g_r + gamma * g_f for g_f, g_r in zip(f, r)]
+    if rule == "pcgrad":
+        return [alpha * g_r + gamma * _project_conflict(g_f, g_r, (g_f * g_r).sum(), g_r.pow(2).sum()) for g_f, g_r in zip(f, r)]
+    if rule == "pcgrad_global":
+        dot = sum((g_f * g_r).sum() for g_f, g_r in zip(f, r))
+        norm_sq = sum(g_r.pow(2).sum() for g_r in r)
+        return [alpha * g_r + gamma * _project_conflict(g_f, g_r, dot, norm_sq) for g_f, g_r in zip(f, r)]
+    if rule == "sago":
+        return [torch.where(g_f * g_r < 0, alpha * g_r, gamma * g_f) for g_f, g_r in zip(f, r)]
+    # sago_additive
+    return [alpha * g_r + torch.where(g_f * g_r < 0, torch.zeros_like(g_f), gamma * g_f) for g_f, g_r in zip(f, r)]
+
+
+def _cosine(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> float:
+    dot = sum(float((x.float() * y.float()).sum()) for x, y in zip(a, b))
+    norm_a = sum(float(x.float().pow(2).sum()) for x in a) ** 0.5
+    norm_b = sum(float(y.float().pow(2).sum()) for y in b) ** 0.5
+    return dot / (norm_a * norm_b) if norm_a > 0 and norm_b > 0 else 0.0
+
+
+def geometry(
+    forget_grads: Sequence[torch.Tensor],
+    retain_grads: Sequence[torch.Tensor],
+    final: Sequence[torch.Tensor],
+) -> dict[str, float]:
+    """Gradient-geometry diagnostics of one step (SAGO paper, section 11 of sago.md).
+
+    Global cosines forget-retain, final-retain and final-forget; the fraction of coordinates
+    with g_f*g_r < 0; the fraction of modules (tensors) with <g_f, g_r> < 0.
+    """
+    conflicting = sum(int((g_f.float() * g_r.float() < 0).sum()) for g_f, g_r in zip(forget_grads, retain_grads))
+    total = sum(g.numel() for g in forget_grads)
+    modules = sum(float((g_f.float() * g_r.float()).sum()) < 0 for g_f, g_r in zip(forget_grads, retain_grads))
+    return {
+        "cos_forget_retain": _cosine(forget_grads, retain_grads),
+        "cos_final_retain": _cosine(final, retain_grads),
+        "cos_final_forget": _cosine(final, forget_grads),
+        "conflict_coordinates": conflicting / max(total, 1),
+        "conflict_modules": modules / max(len(forget_grads), 1),
+    }
