@@ -24,9 +24,18 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
 from unlearning.data import Encoded, batches
-from unlearning.progress import progress
+from unlearning.progress import interactive, progress
 
 EOS_TOKEN, PAD_TOKEN = "<|endoftext|>", "<|pad|>"
+
+
+def quiet_transformers() -> None:
+    """Silence transformers' own progress bars and info logs unless a person is watching."""
+    from transformers.utils import logging as hf_logging
+
+    if not interactive():
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
 
 
 @dataclass(frozen=True)
@@ -138,7 +147,7 @@ def train_causal_lm(model: Qwen2ForCausalLM, examples: Sequence[Encoded], config
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
-            losses.append(float(loss))
+            losses.append(loss.item())
         epoch_losses.append(sum(losses) / len(losses))
     model.eval()
     return epoch_losses
@@ -157,6 +166,8 @@ def _save_atomically(out_dir: Path, save) -> None:
 def save_model(model: torch.nn.Module, out_dir: Path, info: dict | None = None) -> None:
     """Save as safetensors with `save_pretrained`; `info` goes to `learning.json` beside it."""
 
+    quiet_transformers()
+
     def save(path: str) -> None:
         model.save_pretrained(path, safe_serialization=True)
         if info is not None:
@@ -169,6 +180,7 @@ def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32) -> 
     """Load a causal LM from a local folder or a hub name; never runs remote code."""
     from transformers import AutoModelForCausalLM
 
+    quiet_transformers()
     local = Path(name_or_path)
     if (local.suffix or str(name_or_path).startswith((".", "/"))) and not local.is_dir():
         raise FileNotFoundError(f"model folder not found: {name_or_path}")

@@ -1,0 +1,151 @@
+"""The `unlearning` command: world, learn, unlearn.
+
+    unlearning world --profile smoke --out data
+    unlearning learn --data data/smoke --out models/smoke --sizes xs --epochs 30
+    unlearning unlearn --data data/smoke/tofu --model models/smoke/tofu/target-xs \\
+        --tokenizer models/smoke/tokenizer --method MASC --stop violation --out runs/masc
+
+Every input is checked before work starts: a wrong value exits with status 2 and one line
+naming the parameter and what is allowed, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from unlearning.synthesis import RULES
+
+
+def _add_world(sub) -> None:
+    p = sub.add_parser("world", help="generate the laboratory world (benchmarks in the real schemas)")
+    p.add_argument("--profile", default="mini", help="world size: smoke or mini (default mini)")
+    p.add_argument("--out", default="data", type=Path, help="root folder; writes OUT/PROFILE/<benchmark>/<split>.json")
+
+
+def _add_learn(sub) -> None:
+    p = sub.add_parser("learn", help="train the tokenizer, targets and oracles (hash-cached)")
+    p.add_argument("--config", type=Path, help="YAML file whose keys set the options below")
+    p.add_argument("--data", type=Path, help="rendered world of one profile, e.g. data/mini")
+    p.add_argument("--out", type=Path, help="models folder, e.g. models/mini")
+    p.add_argument("--sizes", nargs="+", help="model sizes to train (xs s m l)")
+    p.add_argument("--epochs", type=int, help="fine-tuning epochs")
+    p.add_argument("--lr", type=float, help="peak learning rate")
+    p.add_argument("--batch-size", type=int, help="examples per step")
+    p.add_argument("--vocab-size", type=int, help="tokenizer vocabulary size")
+    p.add_argument("--seed", type=int, help="training seed")
+
+
+def _add_unlearn(sub) -> None:
+    from unlearning.methods import METHODS
+
+    p = sub.add_parser("unlearn", help="run one unlearning method on a TOFU-schema benchmark")
+    p.add_argument("--data", required=True, type=Path, help="TOFU-schema folder, e.g. data/mini/tofu")
+    p.add_argument("--model", required=True, type=Path, help="model folder to unlearn from")
+    p.add_argument("--tokenizer", required=True, type=Path, help="tokenizer folder")
+    p.add_argument("--method", required=True, help=f"one of {', '.join(METHODS)}")
+    p.add_argument("--rule", default="sum", help=f"update rule, one of {', '.join(RULES)} (default sum)")
+    p.add_argument("--split", default="forget10", help="forget split (default forget10)")
+    p.add_argument("--retain-split", default="retain90", help="retain split (default retain90)")
+    p.add_argument("--stop", default="fixed", help="fixed or violation (default fixed)")
+    p.add_argument("--tolerance", type=float, default=0.475, help="violation-rule tolerance (default 0.475)")
+    p.add_argument("--max-steps", type=int, default=100, help="step budget (default 100)")
+    p.add_argument("--lr", type=float, default=1e-4, help="learning rate (default 1e-4)")
+    p.add_argument("--batch-size", type=int, default=2, help="forget and retain batch size (default 2)")
+    p.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE", help="method hyper-parameters, e.g. rho=0.7 k=10")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, type=Path, help="folder for the unlearned model and record.json")
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="unlearning", description=__doc__.split("\n\n")[0])
+    sub = top.add_subparsers(dest="command", required=True)
+    _add_world(sub), _add_learn(sub), _add_unlearn(sub)
+    return top
+
+
+def cmd_world(args) -> None:
+    from unlearning.world import generate
+
+    counts = generate(args.profile, args.out)
+    print(f"wrote {len(counts)} splits under {args.out / args.profile}")
+
+
+LEARN_DEFAULTS = {"sizes": ["xs"], "epochs": 30, "lr": 3e-3, "batch_size": 16, "vocab_size": 2048, "seed": 0}
+
+
+def cmd_learn(args) -> None:
+    from unlearning.learning import ROLES, ensure_tokenizer, learn_tofu
+    from unlearning.models import SIZES, TrainConfig
+
+    options = dict(LEARN_DEFAULTS)
+    if args.config:
+        if not args.config.is_file():
+            raise ValueError(f"--config: file not found: {args.config}")
+        options.update(yaml.safe_load(args.config.read_text()) or {})
+    options.update({k: v for k, v in vars(args).items() if v is not None and k in LEARN_DEFAULTS | {"data": 0, "out": 0}})
+    for key in ("data", "out"):
+        if not options.get(key):
+            raise ValueError(f"--{key} is required (or give it in --config)")
+    data, out = Path(options["data"]), Path(options["out"])
+    if not (data / "tofu").is_dir():
+        raise ValueError(f"--data: no tofu folder under {data}; run `unlearning world` first")
+    bad = [s for s in options["sizes"] if s not in SIZES]
+    if bad:
+        raise ValueError(f"--sizes: unknown size {bad[0]!r}; allowed: {', '.join(SIZES)}")
+    config = TrainConfig(epochs=options["epochs"], lr=options["lr"], batch_size=options["batch_size"], seed=options["seed"])
+    ensure_tokenizer(data, out / "tokenizer", options["vocab_size"])
+    for size in options["sizes"]:
+        for role in ROLES:
+            folder = learn_tofu(data / "tofu", out / "tokenizer", out / "tofu" / f"{role}-{size}", role, size, config)
+            print(f"{role}-{size}: {folder}")
+
+
+def _parse_sets(pairs: list[str]) -> dict:
+    values = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise ValueError(f"--set: expected NAME=VALUE, got {pair!r}")
+        name, raw = pair.split("=", 1)
+        values[name] = yaml.safe_load(raw)
+    return values
+
+
+def cmd_unlearn(args) -> None:
+    from unlearning.engine import OptimConfig
+    from unlearning.experiments import StopConfig, run_tofu
+    from unlearning.methods import get_method
+
+    spec = get_method(args.method)
+    if args.rule not in RULES:
+        raise ValueError(f"--rule must be one of {', '.join(RULES)}; got {args.rule!r}")
+    hparams = spec.hparams(**_parse_sets(args.set))
+    stop = StopConfig(kind=args.stop, tolerance=args.tolerance)
+    stop.build(args.max_steps)
+    optim = OptimConfig(lr=args.lr, batch_size=args.batch_size)
+    for flag, path in (("--model", args.model), ("--tokenizer", args.tokenizer), ("--data", args.data)):
+        if not path.is_dir():
+            raise ValueError(f"{flag}: folder not found: {path}")
+    run = run_tofu(args.model, args.tokenizer, args.data, args.method, forget_split=args.split,
+                   retain_split=args.retain_split, rule=args.rule, hparams=hparams, stop=stop,
+                   max_steps=args.max_steps, optim=optim, seed=args.seed, out_dir=args.out)
+    print(f"{args.method} ({args.rule}): {run.result.steps} steps, stopped={run.result.stopped}, "
+          f"forget p={run.forget_probability:.3f}, retain p={run.retain_probability:.3f} -> {args.out}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    commands = {"world": cmd_world, "learn": cmd_learn, "unlearn": cmd_unlearn}
+    try:
+        commands[args.command](args)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"unlearning {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""The one unlearning loop: batches, two-pass gradients, synthesis, stopping, records.
+
+Each optimizer step draws one forget and one retain batch (both loaders cycle), computes the
+forget objective L_f and the retain objective L_r of the chosen method, and turns them into
+one update:
+
+- rule `sum` without geometry logging: one joint backward of gamma*L_f + alpha*L_r (what
+  GradDiff and MASC do; fastest);
+- any other rule: two backward passes fill a forget and a retain gradient buffer, and
+  `synthesis.combine` writes the combined direction into `.grad` (SAGO paper, Algorithm 1).
+
+After the step the stopping rule is asked whether to stop; the MASC violation rule probes
+the first sequences of the probe set in eval mode (masc.md section 8).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from unlearning.data import Encoded, batches, collate, cycle_batches
+from unlearning.margin import tau_from_rho, violation_fractions
+from unlearning.methods import FORGET_OBJECTIVES, MASC_DEFAULTS, RETAIN_OBJECTIVES, Context, Method, masc_margins
+from unlearning.models import seed_everything
+from unlearning.progress import progress
+from unlearning.stopping import FixedBudget, ViolationStop
+from unlearning.synthesis import RULES, combine, geometry
+
+
+@dataclass
+class RunResult:
+    """What a run did: steps, whether the stop fired, timing and the per-step log."""
+
+    steps: int
+    stopped: bool
+    stop_step: int | None
+    train_seconds: float
+    probe_seconds: float
+    log: list[dict] = field(default_factory=list)
+    probes: list[tuple[int, str, int, float]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    """AdamW on all trainable parameters, constant learning rate (MASC and SAGO WMDP RMU)."""
+
+    lr: float = 1e-4
+    weight_decay: float = 0.01
+    batch_size: int = 2
+    max_grad_norm: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr!r}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size!r}")
+
+
+def steps_for_epochs(n_forget: int, n_retain: int, batch_size: int, epochs: float, anchor: str = "forget") -> int:
+    """Optimizer steps of an epoch budget: anchored on the forget set (OpenUnlearning) or on
+    the longer loader (`anchor="max"`, the MASC code: 1,800 steps per epoch on TOFU retain90)."""
+    if anchor not in ("forget", "max"):
+        raise ValueError(f"anchor must be 'forget' or 'max', got {anchor!r}")
+    n = n_forget if anchor == "forget" else max(n_forget, n_retain)
+    return max(1, round(epochs * -(-n // batch_size)))
+
+
+def _with_index(examples: Sequence[Encoded]) -> list[Encoded]:
+    return [IndexedEncoded(e.input_ids, e.labels, i) for i, e in enumerate(examples)]
+
+
+@dataclass(frozen=True)
+class IndexedEncoded(Encoded):
+    """An example that remembers its position in the forget set (for cached NPO references)."""
+
+    index: int = 0
+
+
+def _indexed_batches(examples: Sequence[IndexedEncoded], batch_size: int, pad_token_id: int, generator):
+    """Cycle through shuffled batches that carry each example's index `[B]`."""
+    while True:
+        order = torch.randperm(len(examples), generator=generator).tolist()
+        for start in range(0, len(order), batch_size):
+            chunk = [examples[i] for i in order[start:start + batch_size]]
+            batch = collate(chunk, pad_token_id)
+            batch["index"] = torch.tensor([e.index for e in chunk])
+            yield batch
+
+
+@torch.no_grad()
+def reference_logprobs(model: torch.nn.Module, examples: Sequence[Encoded], pad_token_id: int, batch_size: int = 16) -> torch.Tensor:
+    """Summed answer log-probs of every example under `model`, `[N]` (NPO's cached reference)."""
+    from unlearning.losses import sequence_logprob
+
+    was_training = model.training
+    model.eval()
+    values = [sequence_logprob(model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits, b["labels"])
+              for b in batches(examples, batch_size, pad_token_id)]
+    model.train(was_training)
+    return torch.cat(values)
+
+
+def make_violation_probe(model, probe_examples: Sequence[Encoded], hparams: dict, pad_token_id: int,
+                         batch_size: int = 2, seed: int = 0, reference=None):
+    """probe(n) = violation rate on the first n probe sequences, eval mode, fresh suffix cut."""
+    generator = torch.Generator().manual_seed(seed + 1)
+    tau = tau_from_rho(hparams["rho"])
+
+    @torch.no_grad()
+    def probe(n: int) -> float:
+        was_training = model.training
+        model.eval()
+        fractions = []
+        for batch in batches(probe_examples[:n], batch_size, pad_token_id):
+            margins, mask = masc_margins(model, batch, hparams, reference, generator)
+            fractions.append(violation_fractions(margins, mask, tau))
+        model.train(was_training)
+        return float(torch.cat(fractions).mean())  # macro average over sequences
+
+    return probe
+
+
+def _grads(params: Sequence[torch.nn.Parameter]) -> list[torch.Tensor]:
+    return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in params]
+
+
+def unlearn(
+    model: torch.nn.Module,
+    method: Method,
+    hparams: dict,
+    forget: Sequence[Encoded],
+    retain: Sequence[Encoded],
+    *,
+    pad_token_id: int,
+    rule: str = "sum",
+    stop: FixedBudget | ViolationStop | None = None,
+    max_steps: int = 100,
+    optim: OptimConfig = OptimConfig(),
+    probe_examples: Sequence[Encoded] | None = None,
+    probe_hparams: dict | None = None,
+    record_geometry: bool = False,
+    seed: int = 0,
+) -> RunResult:
+    """Unlearn `forget` from `model` in place; returns the run's log and timing.
+
+    `hparams` come from `method.hparams(...)`: `gamma` weighs the forget objective, `alpha`
+    the retain objective. `stop` defaults to a fixed budget of `max_steps`; a
+    `ViolationStop` probes `probe_examples` (default: the forget set in its given order, the
+    official behaviour) with MASC's margin settings (`hparams` for MASC, else the MASC
+    defaults updated by `probe_hparams`). Training never runs past `max_steps`.
+    """
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {', '.join(RULES)}; got {rule!r}")
+    if method.retain is None and rule != "sum":
+        raise ValueError(f"rule {rule!r} needs a retain objective; {method.name} has none (use rule 'sum')")
+    if not forget:
+        raise ValueError("the forget set is empty")
+    if method.retain is not None and not retain:
+        raise ValueError(f"{method.name} needs a retain set, got an empty one")
+    seed_everything(seed)
+    stop = stop if stop is not None else FixedBudget(max_steps)
+    params = [p for p in model.parameters() if p.requires_grad]
+    ctx = Context(hparams=hparams, generator=torch.Generator().manual_seed(seed))
+    if method.needs_reference:
+        ctx.reference = copy.deepcopy(model).eval().requires_grad_(False)
+    forget = _with_index(forget)
+    if method.forget == "npo":
+        ctx.ref_logprobs = reference_logprobs(model, forget, pad_token_id)
+    probe = None
+    if isinstance(stop, ViolationStop):
+        probe_hp = hparams if method.forget == "masc" else {**MASC_DEFAULTS, **(probe_hparams or {})}
+        probe = make_violation_probe(model, probe_examples or forget, probe_hp, pad_token_id, seed=seed, reference=ctx.reference)
+    forget_objective = FORGET_OBJECTIVES[method.forget]
+    retain_objective = RETAIN_OBJECTIVES[method.retain] if method.retain else None
+    alpha, gamma = hparams.get("alpha", 0.0), hparams.get("gamma", 1.0)
+    optimizer = torch.optim.AdamW(params, lr=optim.lr, weight_decay=optim.weight_decay)
+    loader_gen = torch.Generator().manual_seed(seed)
+    forget_iter = _indexed_batches(forget, optim.batch_size, pad_token_id, loader_gen)
+    retain_iter = cycle_batches(retain, optim.batch_size, pad_token_id, loader_gen) if retain_objective else None
+
+    model.train()
+    result = RunResult(steps=0, stopped=False, stop_step=None, train_seconds=0.0, probe_seconds=0.0)
+    start = time.perf_counter()
+    for step in progress(range(1, max_steps + 1), desc=method.name, unit="step"):
+        step_start = time.perf_counter()
+        forget_batch = next(forget_iter)
+        retain_batch = next(retain_iter) if retain_iter else None
+        use_retain = retain_objective is not None and (alpha > 0 or rule != "sum")
+        entry: dict = {"step": step}
+        if rule == "sum" and not record_geometry:
+            loss_f = forget_objective(model, forget_batch, ctx)
+            total = gamma * loss_f
+            if use_retain:
+                loss_r = retain_objective(model, retain_batch, ctx)
+                total = total + alpha * loss_r
+                entry["retain_loss"] = loss_r.item()
+            total.backward()
+        else:
+            loss_f = forget_objective(model, forget_batch, ctx)
+            loss_f.backward()
+            g_f = _grads(params)
+            optimizer.zero_grad(set_to_none=True)
+            loss_r = retain_objective(model, retain_batch, ctx)
+            loss_r.backward()
+            g_r = _grads(params)
+            final = combine(g_f, g_r, rule, alpha=alpha, gamma=gamma)
+            for p, g in zip(params, final):
+                p.grad = g.to(p.dtype)
+            entry["retain_loss"] = loss_r.item()
+            if record_geometry:
+                entry.update(geometry(g_f, g_r, final))
+        entry["forget_loss"] = loss_f.item()
+        if optim.max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(params, optim.max_grad_norm)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        entry["seconds"] = time.perf_counter() - step_start
+        probe_start = time.perf_counter()
+        fired = stop.update(step, probe)
+        probe_time = time.perf_counter() - probe_start if probe else 0.0
+        result.probe_seconds += probe_time
+        result.log.append(entry)
+        result.steps = step
+        if fired:
+            result.stopped = isinstance(stop, ViolationStop)
+            result.stop_step = step
+            break
+    model.eval()
+    total_time = time.perf_counter() - start
+    result.train_seconds = total_time - result.probe_seconds
+    if isinstance(stop, ViolationStop):
+        result.probes = list(stop.history)
+    return result
+

@@ -1,0 +1,158 @@
+"""The method registry: name -> forget objective, retain objective and default weights.
+
+One name per method everywhere (registry key, notebook parameter, plot legend, record field).
+A method pairs a forget objective (minimised to forget) with an optional retain objective;
+the engine weighs them with gamma (forget) and alpha (retain) and combines their gradients
+with an update rule from `unlearning.synthesis`. Defaults follow
+`shared/reference/benchmarks.md` section 3 and `masc.md` sections 4-9.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from unlearning import losses
+from unlearning.margin import shifted_margins, suffix_mask, tau_from_rho
+
+
+@dataclass
+class Context:
+    """What objectives may need beyond the batch: a frozen reference, cached reference
+    log-probs of the forget set (indexed by example), hyper-parameters, a random generator."""
+
+    hparams: dict
+    reference: torch.nn.Module | None = None
+    ref_logprobs: torch.Tensor | None = None
+    generator: torch.Generator = field(default_factory=lambda: torch.Generator().manual_seed(0))
+
+
+Objective = Callable[[torch.nn.Module, dict, Context], torch.Tensor]
+
+
+def _model_inputs(batch: dict) -> dict:
+    return {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
+
+
+def forget_ga(model, batch, ctx: Context) -> torch.Tensor:
+    return losses.ga_loss(model(**_model_inputs(batch)).logits, batch["labels"])
+
+
+def forget_npo(model, batch, ctx: Context) -> torch.Tensor:
+    if ctx.ref_logprobs is None:
+        raise RuntimeError("NPO needs cached reference log-probs of the forget set (engine computes them)")
+    ref = ctx.ref_logprobs[batch["index"]]
+    return losses.npo_loss(model(**_model_inputs(batch)).logits, batch["labels"], ref, ctx.hparams["beta"])
+
+
+def forget_simnpo(model, batch, ctx: Context) -> torch.Tensor:
+    logits = model(**_model_inputs(batch)).logits
+    return losses.simnpo_loss(logits, batch["labels"], ctx.hparams["beta"], ctx.hparams["simnpo_gamma"])
+
+
+def masc_margins(model, batch, hp: dict, reference=None, generator=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Margins and continuation mask of a forget batch (self or teacher competitor set)."""
+    logits = model(**_model_inputs(batch)).logits
+    teacher = None
+    if hp["competitors"] == "teacher":
+        if reference is None:
+            raise RuntimeError("MASC teacher mode needs the frozen original model")
+        with torch.no_grad():
+            teacher = reference(**_model_inputs(batch)).logits
+    margins, mask = shifted_margins(logits, batch["labels"], hp["k"], hp["beta"], teacher, hp.get("delta"))
+    mask = suffix_mask(mask, hp["cut_min"], hp["cut_max"], hp["min_prefix"], hp["min_suffix"], generator)
+    return margins, mask
+
+
+def forget_masc(model, batch, ctx: Context) -> torch.Tensor:
+    hp = ctx.hparams
+    margins, mask = masc_margins(model, batch, hp, ctx.reference, ctx.generator)
+    return losses.masc_loss(margins, mask, tau_from_rho(hp["rho"]), hp["eta"])
+
+
+def retain_nll(model, batch, ctx: Context) -> torch.Tensor:
+    return losses.nll_loss(model(**_model_inputs(batch)).logits, batch["labels"])
+
+
+def retain_kl(model, batch, ctx: Context) -> torch.Tensor:
+    if ctx.reference is None:
+        raise RuntimeError("a KL retain term needs the frozen reference model")
+    with torch.no_grad():
+        ref_logits = ctx.reference(**_model_inputs(batch)).logits
+    return losses.kl_to_reference(model(**_model_inputs(batch)).logits, ref_logits, batch["labels"])
+
+
+FORGET_OBJECTIVES: dict[str, Objective] = {"ga": forget_ga, "npo": forget_npo, "simnpo": forget_simnpo, "masc": forget_masc}
+RETAIN_OBJECTIVES: dict[str, Objective] = {"nll": retain_nll, "kl": retain_kl}
+
+MASC_DEFAULTS = {
+    # self top-10, beta 1, rho 0.7, eta 0.25, cut U[0.2, 0.6] with 32/32 fallback (masc.md s.12, TOFU)
+    "competitors": "self", "k": 10, "beta": 1.0, "delta": None, "rho": 0.7, "eta": 0.25,
+    "cut_min": 0.2, "cut_max": 0.6, "min_prefix": 32, "min_suffix": 32,
+    # weights of the Qwen2.5 scaling runs: lambda_f = 0.1 on the hinge, lambda_r = 1 on KL(theta_0||theta)
+    "gamma": 0.1, "alpha": 1.0,
+}
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registry entry: objectives by name and default hyper-parameters."""
+
+    name: str
+    forget: str
+    retain: str | None
+    defaults: dict
+
+    @property
+    def needs_reference(self) -> bool:
+        """A frozen copy of the initial model is held during training (KL retain, teacher mode)."""
+        return self.retain == "kl" or self.defaults.get("competitors") == "teacher"
+
+    def hparams(self, **overrides) -> dict:
+        """Defaults updated by `overrides`; unknown names raise a one-line ValueError."""
+        unknown = sorted(set(overrides) - set(self.defaults))
+        if unknown:
+            raise ValueError(f"{self.name} has no hyper-parameter {unknown[0]!r}; allowed: {', '.join(sorted(self.defaults))}")
+        merged = {**self.defaults, **overrides}
+        validate_hparams(self.name, merged)
+        return merged
+
+
+def validate_hparams(name: str, hp: dict) -> None:
+    """Check ranges where a wrong value would otherwise fail deep inside the loop."""
+    if "rho" in hp:
+        tau_from_rho(hp["rho"])
+    if "k" in hp and hp["k"] < 1:
+        raise ValueError(f"{name}: k must be >= 1, got {hp['k']!r}")
+    for key in ("beta", "eta"):
+        if key in hp and not hp[key] > 0:
+            raise ValueError(f"{name}: {key} must be > 0, got {hp[key]!r}")
+    for key in ("alpha", "gamma"):
+        if key in hp and hp[key] < 0:
+            raise ValueError(f"{name}: {key} must be >= 0, got {hp[key]!r}")
+    if hp.get("competitors", "self") not in ("self", "teacher"):
+        raise ValueError(f"{name}: competitors must be 'self' or 'teacher', got {hp['competitors']!r}")
+
+
+_GD = {"alpha": 1.0, "gamma": 1.0}
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Method("GA", "ga", None, {"gamma": 1.0}),
+    Method("GradDiff", "ga", "nll", dict(_GD)),
+    Method("GA+KLR", "ga", "kl", dict(_GD)),
+    Method("NPO", "npo", None, {"gamma": 1.0, "beta": 0.1}),
+    Method("NPO+GD", "npo", "nll", {**_GD, "beta": 0.1}),
+    Method("NPO+KLR", "npo", "kl", {**_GD, "beta": 0.1}),
+    # MASC paper's SimNPO baseline (Unlearn-Simple TOFU forget10): beta 4.5, forget weight 0.125
+    Method("SimNPO", "simnpo", None, {"gamma": 1.0, "beta": 4.5, "simnpo_gamma": 0.0}),
+    Method("SimNPO+GD", "simnpo", "nll", {"alpha": 1.0, "gamma": 0.125, "beta": 4.5, "simnpo_gamma": 0.0}),
+    Method("MASC", "masc", "kl", dict(MASC_DEFAULTS)),
+)}
+
+
+def get_method(name: str) -> Method:
+    """Look a method up by its one name; the error lists every allowed name."""
+    if name not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {name!r}")
+    return METHODS[name]

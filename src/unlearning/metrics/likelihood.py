@@ -1,0 +1,34 @@
+"""Likelihood primitives shared by the TOFU, MUSE and MIA metrics (benchmarks.md s. 2.1).
+
+    avg_loss(y | x) = NLL(y | x) / |y|          (token-mean NLL over answer tokens)
+    prob(y | x)     = exp(-avg_loss)             (length-normalised probability p-bar)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from unlearning.data import Encoded, batches
+from unlearning.losses import sequence_nll_and_length
+
+
+@torch.no_grad()
+def answer_nll(model, examples: Sequence[Encoded], pad_token_id: int, batch_size: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
+    """Summed answer NLL and answer length of every example, both `[N]`, in eval mode."""
+    was_training = model.training
+    model.eval()
+    nlls, lengths = [], []
+    for batch in batches(examples, batch_size, pad_token_id):
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+        nll, length = sequence_nll_and_length(logits, batch["labels"])
+        nlls.append(nll), lengths.append(length)
+    model.train(was_training)
+    return torch.cat(nlls), torch.cat(lengths)
+
+
+def answer_probability(model, examples: Sequence[Encoded], pad_token_id: int, batch_size: int = 32) -> torch.Tensor:
+    """Length-normalised answer probability exp(-NLL/|y|) of every example, `[N]`."""
+    nll, length = answer_nll(model, examples, pad_token_id, batch_size)
+    return torch.exp(-nll / length.clamp(min=1))

@@ -1,0 +1,45 @@
+"""Run records: what ran (config, hashes, versions), how long it took, and what it logged.
+
+Records are JSON written atomically (temporary name, then rename), so an interrupted run
+never leaves a half-written file that a later step could mistake for a result.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+
+
+def write_json(path: str | Path, obj) -> None:
+    """Write `obj` as indented, key-sorted JSON through a temporary file and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_default) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def read_json(path: str | Path):
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def _default(value):
+    if is_dataclass(value):
+        return asdict(value)
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot serialise {type(value).__name__} in a record")
+
+
+def versions() -> dict[str, str]:
+    """Versions of the libraries that determine the numbers."""
+    import tokenizers
+    import torch
+    import transformers
+
+    import unlearning
+
+    return {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+            "tokenizers": tokenizers.__version__, "unlearning": unlearning.__version__}
