@@ -62,7 +62,7 @@ def test_nll_equals_hf_model_loss():
     labels = ids.clone()
     labels[:, :3] = -100
     out = model(input_ids=ids, labels=labels)
-    assert float(nll_loss(out.logits, labels)) == pytest.approx(float(out.loss), rel=1e-5)
+    assert float(nll_loss(out.logits, labels)) == pytest.approx(out.loss.item(), rel=1e-5)
 
 
 def test_npo_loss_matches_formula_and_is_log2_scaled_at_reference(batch):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from unlearning.records import read_json, write_if_changed
 from unlearning.synthesis import RULES
 
 
@@ -98,10 +99,13 @@ def cmd_learn(args) -> None:
         raise ValueError(f"--sizes: unknown size {bad[0]!r}; allowed: {', '.join(SIZES)}")
     config = TrainConfig(epochs=options["epochs"], lr=options["lr"], batch_size=options["batch_size"], seed=options["seed"])
     ensure_tokenizer(data, out / "tokenizer", options["vocab_size"])
+    keys = {}
     for size in options["sizes"]:
         for role in ROLES:
             folder = learn_tofu(data / "tofu", out / "tokenizer", out / "tofu" / f"{role}-{size}", role, size, config)
+            keys[str(folder)] = read_json(folder / "learning.json")["key"]
             print(f"{role}-{size}: {folder}")
+    write_if_changed(out / "manifest.json", keys)
 
 
 def _parse_sets(pairs: list[str]) -> dict:

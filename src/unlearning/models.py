@@ -82,11 +82,27 @@ def train_tokenizer(texts: Sequence[str], vocab_size: int, out_dir: Path) -> Pre
     return wrapped
 
 
-def load_tokenizer(path: str | Path) -> PreTrainedTokenizerFast:
-    """Load a tokenizer folder written by `train_tokenizer` (or any fast tokenizer folder)."""
-    if not Path(path).is_dir():
-        raise FileNotFoundError(f"tokenizer folder not found: {path}")
-    return PreTrainedTokenizerFast.from_pretrained(str(path))
+def looks_local(name_or_path: str | Path) -> bool:
+    """A path (starts with . or /, has a suffix, or exists) rather than a hub name `org/name`."""
+    text = str(name_or_path)
+    return Path(text).exists() or text.startswith((".", "/")) or text.count("/") != 1 or bool(Path(text).suffix)
+
+
+def require_local_or_hub(**named: str | Path) -> None:
+    """Each value must be an existing folder or look like a hub name; the error names it."""
+    for name, value in named.items():
+        if looks_local(value) and not Path(value).is_dir():
+            raise FileNotFoundError(f"parameter {name}: folder not found: {value} (run `make models` first?)")
+
+
+def load_tokenizer(name_or_path: str | Path):
+    """A tokenizer folder written by `train_tokenizer`, or a hub tokenizer by name."""
+    require_local_or_hub(tokenizer=name_or_path)
+    if Path(name_or_path).is_dir():
+        return PreTrainedTokenizerFast.from_pretrained(str(name_or_path))
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(name_or_path), trust_remote_code=False)
 
 
 def build_model(size: str, tokenizer: PreTrainedTokenizerFast, max_positions: int = 256, seed: int = 0) -> Qwen2ForCausalLM:
@@ -181,9 +197,7 @@ def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32) -> 
     from transformers import AutoModelForCausalLM
 
     quiet_transformers()
-    local = Path(name_or_path)
-    if (local.suffix or str(name_or_path).startswith((".", "/"))) and not local.is_dir():
-        raise FileNotFoundError(f"model folder not found: {name_or_path}")
+    require_local_or_hub(model=name_or_path)
     model = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype, trust_remote_code=False, use_safetensors=True)
     return model.eval()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 
 def interactive() -> bool:

@@ -21,6 +21,15 @@ def write_json(path: str | Path, obj) -> None:
     tmp.replace(path)
 
 
+def write_if_changed(path: str | Path, obj) -> bool:
+    """Write `obj` only when its content differs, so make sees a new time only on change."""
+    path = Path(path)
+    if path.is_file() and read_json(path) == json.loads(json.dumps(obj, default=_default)):
+        return False
+    write_json(path, obj)
+    return True
+
+
 def read_json(path: str | Path):
     return json.loads(Path(path).read_text(encoding="utf-8"))
 

@@ -1,0 +1,89 @@
+# Reproduce everything: data -> models -> notebooks (papermill) -> book (Jupyter Book 1).
+# PROFILE=smoke|mini|paper picks the notebook parameters (notebooks/profiles/PROFILE/).
+PROFILE ?= mini
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+INSTALLED := $(VENV)/.installed-stamp
+
+PROFILE_DIR := notebooks/profiles/$(PROFILE)
+NOTEBOOKS := $(sort $(basename $(notdir $(wildcard notebooks/*.ipynb))))
+EXECUTED := $(NOTEBOOKS:%=book/generated/%.ipynb)
+PROFILE_STAMP := book/generated/.profile-$(PROFILE)
+WORLD_SOURCES := $(wildcard src/unlearning/world/*.py) src/unlearning/data.py
+LEARN_SOURCES := src/unlearning/models.py src/unlearning/learning.py $(PROFILE_DIR)/learn.yaml
+SRC := $(wildcard src/unlearning/*.py src/unlearning/*/*.py)
+
+ifeq ($(filter $(PROFILE),smoke mini paper),)
+$(error PROFILE must be smoke, mini or paper; got '$(PROFILE)')
+endif
+
+ifeq ($(PROFILE),paper)
+MODELS_MANIFEST :=
+else
+MODELS_MANIFEST := models/$(PROFILE)/manifest.json
+endif
+
+.PRECIOUS: models/%/manifest.json data/%/tofu/full.json
+.PHONY: help venv data models notebooks book test unit clean clean-book $(NOTEBOOKS:%=nb-%)
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort | awk -F'\t' '{printf "  %-12s %s\n", $$1, $$2}'
+	@echo "  PROFILE=smoke|mini|paper (default mini); e.g. make book PROFILE=smoke"
+
+venv: $(INSTALLED) ## create .venv and install the project with its book and dev extras
+
+$(INSTALLED): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[book,dev]'
+	touch $@
+
+data: $(INSTALLED) ## regenerate the laboratory world of PROFILE under data/ (byte-identical)
+ifneq ($(PROFILE),paper)
+	$(BIN)/unlearning world --profile $(PROFILE) --out data
+endif
+
+models: $(INSTALLED) ## train tokenizer, targets and oracles of PROFILE (reuses what is up to date)
+ifneq ($(PROFILE),paper)
+	$(BIN)/unlearning learn --config $(PROFILE_DIR)/learn.yaml --data data/$(PROFILE) --out models/$(PROFILE)
+endif
+
+models/%/manifest.json: $(INSTALLED) $(LEARN_SOURCES) data/%/tofu/full.json
+	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$*
+	touch $@
+
+data/%/tofu/full.json: $(WORLD_SOURCES) | $(INSTALLED)
+	$(BIN)/unlearning world --profile $* --out data
+
+$(PROFILE_STAMP):
+	mkdir -p book/generated
+	rm -f book/generated/.profile-*
+	touch $@
+
+book/generated/%.ipynb: notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(MODELS_MANIFEST) $(SRC) | $(INSTALLED)
+	UNLEARNING_PROGRESS=0 $(BIN)/papermill --cwd . --log-level WARNING --no-progress-bar \
+	  -f $(PROFILE_DIR)/$*.yaml $< $@.tmp.ipynb || (rm -f $@.tmp.ipynb; false)
+	mv $@.tmp.ipynb $@
+
+notebooks: $(EXECUTED) ## execute every notebook with PROFILE's parameters (only what changed)
+
+$(NOTEBOOKS:%=nb-%): nb-%: book/generated/%.ipynb ## nb-NAME runs one notebook, e.g. make nb-00-pipeline
+
+book: $(EXECUTED) ## build the HTML book (book/_build/html/index.html)
+	$(BIN)/jupyter-book build book --warningiserror --nitpick --keep-going --quiet
+	@echo "book: $(CURDIR)/book/_build/html/index.html (profile $(PROFILE))"
+
+unit: $(INSTALLED) ## unit and integration tests only
+	$(BIN)/python -m pytest tests
+
+test: $(INSTALLED) ## unit tests, then every notebook and the book at the smoke profile
+	$(BIN)/python -m pytest tests
+	$(MAKE) book PROFILE=smoke
+
+clean-book: ## remove executed notebooks and the HTML
+	rm -rf book/_build book/generated
+
+clean: clean-book ## remove trained models and runs too (keeps data/ and .venv)
+	rm -rf models runs

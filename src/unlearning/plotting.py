@@ -1,0 +1,85 @@
+"""One plotting style for the whole book: one colour per method, the same everywhere.
+
+Colours of NPO+KLR, GradDiff (the MASC paper's "GA+GDR"), SimNPO and MASC follow the MASC
+summary figure (masc.md section 16); SAGO-paper objectives reuse the same family colours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
+
+METHOD_COLORS: dict[str, str] = {
+    "MASC": "#C84545",
+    "NPO+KLR": "#2F5D8A",
+    "GradDiff": "#3A9363",
+    "SimNPO": "#D17C2F",
+    "SimNPO+GD": "#B8651F",
+    "GA": "#6BAF8A",
+    "GA+KLR": "#2E7A50",
+    "NPO": "#5C86B3",
+    "NPO+GD": "#1F4468",
+    "RMU": "#7B4FA0",
+    "IdkNLL": "#8C8C8C",
+    "Target": "#222222",
+    "Oracle": "#9A9A9A",
+}
+
+
+def method_color(name: str) -> str:
+    """The method's colour (a neutral grey for names outside the registry)."""
+    return METHOD_COLORS.get(name, "#555555")
+
+
+def use_book_style() -> None:
+    """Matplotlib defaults for every figure of the book."""
+    plt.rcParams.update({
+        "figure.dpi": 110, "savefig.dpi": 110, "figure.figsize": (6.4, 3.6), "axes.spines.top": False,
+        "axes.spines.right": False, "axes.grid": True, "grid.color": "#DDDDDD", "grid.linewidth": 0.6,
+        "axes.axisbelow": True, "font.size": 10, "legend.frameon": False,
+    })
+
+
+def plot_violation_trace(probes: Sequence[tuple[int, str, int, float]], tolerance: float, ax=None, label: str = "MASC"):
+    """Violation rate at every trigger probe, confirmations as rings, the tolerance as a line.
+
+    `probes` are `(step, stage, n, rate)` tuples as recorded by `ViolationStop.history`.
+    """
+    ax = ax if ax is not None else plt.gca()
+    trigger = [(s, r) for s, stage, _, r in probes if stage == "trigger"]
+    confirm = [(s, r) for s, stage, _, r in probes if stage == "confirm"]
+    color = method_color(label)
+    if trigger:
+        ax.plot(*zip(*trigger), marker="o", markersize=3, color=color, label=f"{label}: trigger probe")
+    if confirm:
+        ax.scatter(*zip(*confirm), s=60, facecolors="none", edgecolors="black", zorder=3, label="confirmation probe")
+    ax.axhline(tolerance, color="black", linestyle="--", linewidth=1, label=f"tolerance {tolerance:g}")
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("violation rate $\\hat V$")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(loc="upper right")
+    return ax
+
+
+def plot_forget_retain(rows: Sequence[dict], ax=None):
+    """Grouped bars of forget and retain answer probability, one pair per row.
+
+    Each row needs `name`, `forget` and `retain`; the bar edge takes the method colour.
+    """
+    ax = ax if ax is not None else plt.gca()
+    names = [row["name"] for row in rows]
+    xs = range(len(rows))
+    width = 0.38
+    for offset, key, hatch in ((-width / 2, "forget", "//"), (width / 2, "retain", "")):
+        ax.bar([x + offset for x in xs], [row[key] for row in rows], width, hatch=hatch,
+               color=[method_color(n) for n in names], alpha=0.85, edgecolor="black", linewidth=0.6,
+               label=f"{key} set")
+    ax.set_xticks(list(xs), names)
+    ax.set_ylabel("mean answer probability")
+    ax.set_ylim(0, 1.05)
+    handles = [Patch(facecolor="white", edgecolor="black", hatch="//", label="forget set"),
+               Patch(facecolor="white", edgecolor="black", label="retain set")]
+    ax.legend(handles=handles, loc="upper right")
+    return ax

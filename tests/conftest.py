@@ -1,0 +1,40 @@
+"""Shared fixtures: a small rendered world, a tokenizer trained on it, a tiny target model."""
+
+import pytest
+
+from unlearning.data import encode_qa_split, load_split
+from unlearning.models import TrainConfig, build_model, train_causal_lm, train_tokenizer
+from unlearning.world import corpus_texts, generate
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("world")
+    generate("smoke", root)
+    return root / "smoke"
+
+
+@pytest.fixture(scope="session")
+def tokenizer(world, tmp_path_factory):
+    return train_tokenizer(corpus_texts(world), 512, tmp_path_factory.mktemp("tok") / "tokenizer")
+
+
+@pytest.fixture(scope="session")
+def splits(world, tokenizer):
+    data = world / "tofu"
+    return {name: encode_qa_split(tokenizer, load_split(data, name)) for name in ("forget10", "retain90", "full")}
+
+
+@pytest.fixture(scope="session")
+def target_state(tokenizer, splits):
+    """State dict of an xs model briefly fine-tuned on `full` (a few seconds)."""
+    model = build_model("xs", tokenizer, seed=0)
+    train_causal_lm(model, splits["full"], TrainConfig(epochs=8, lr=3e-3, batch_size=16), tokenizer.pad_token_id)
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+@pytest.fixture
+def target(tokenizer, target_state):
+    model = build_model("xs", tokenizer, seed=0)
+    model.load_state_dict(target_state)
+    return model.eval()

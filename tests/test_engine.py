@@ -1,0 +1,97 @@
+"""The unlearning loop: update-rule equivalences, the cached NPO reference, stopping."""
+
+import copy
+
+import pytest
+import torch
+
+from unlearning.data import collate
+from unlearning.engine import OptimConfig, reference_logprobs, steps_for_epochs, unlearn
+from unlearning.losses import npo_loss, sequence_logprob
+from unlearning.methods import METHODS, get_method
+from unlearning.stopping import ViolationStop
+from unlearning.synthesis import RULES
+
+
+def run(model, tokenizer, splits, name, steps=3, **kwargs):
+    method = get_method(name)
+    return unlearn(model, method, method.hparams(**kwargs.pop("hparams", {})), splits["forget10"], splits["retain90"],
+                   pad_token_id=tokenizer.pad_token_id, max_steps=steps, optim=OptimConfig(lr=1e-3, batch_size=2), **kwargs)
+
+
+def max_diff(a, b):
+    return max(float((p - q).detach().abs().max()) for p, q in zip(a.parameters(), b.parameters()))
+
+
+@pytest.mark.parametrize("name", ["GradDiff", "NPO+GD", "MASC"])
+def test_two_pass_sum_equals_joint_backward(target, tokenizer, splits, name):
+    joint, two_pass = target, copy.deepcopy(target)
+    run(joint, tokenizer, splits, name, steps=3, rule="sum")
+    result = run(two_pass, tokenizer, splits, name, steps=3, rule="sum", record_geometry=True)
+    assert max_diff(joint, two_pass) < 1e-5
+    assert "cos_final_retain" in result.log[0]
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_every_rule_changes_the_model_and_logs_losses(target, tokenizer, splits, rule):
+    before = copy.deepcopy(target)
+    result = run(target, tokenizer, splits, "GradDiff", steps=2, rule=rule)
+    assert result.steps == 2 and max_diff(before, target) > 0
+    assert all("forget_loss" in e and "retain_loss" in e for e in result.log)
+
+
+def test_sago_update_never_opposes_retain_gradient(target, tokenizer, splits):
+    result = run(target, tokenizer, splits, "GradDiff", steps=2, rule="sago", record_geometry=True)
+    assert all(e["cos_final_retain"] >= 0 for e in result.log)
+
+
+def test_same_seed_same_weights(target, tokenizer, splits):
+    a, b = target, copy.deepcopy(target)
+    run(a, tokenizer, splits, "SimNPO+GD", steps=3, seed=7)
+    run(b, tokenizer, splits, "SimNPO+GD", steps=3, seed=7)
+    assert max_diff(a, b) == 0.0
+
+
+def test_cached_npo_reference_equals_live_reference(target, tokenizer, splits):
+    reference = copy.deepcopy(target)
+    examples = splits["forget10"][:4]
+    cached = reference_logprobs(reference, examples, tokenizer.pad_token_id, batch_size=3)
+    batch = collate(examples, tokenizer.pad_token_id)
+    with torch.no_grad():
+        live = sequence_logprob(reference(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits, batch["labels"])
+    assert torch.allclose(cached, live, atol=1e-5)
+    logits = target(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits.detach()
+    assert float(npo_loss(logits, batch["labels"], cached)) == pytest.approx(float(npo_loss(logits, batch["labels"], live)), abs=1e-5)
+
+
+def test_masc_stops_by_itself_on_the_forget_set(target, tokenizer, splits):
+    result = run(target, tokenizer, splits, "MASC", steps=300, stop=ViolationStop(0.475, confirm_size=8))
+    assert result.stopped and result.stop_step < 300
+    stage, rate = result.probes[-1][1], result.probes[-1][3]
+    assert stage == "confirm" and rate <= 0.475
+
+
+def test_violation_rule_can_stop_other_methods(target, tokenizer, splits):
+    result = run(target, tokenizer, splits, "NPO", steps=4, stop=ViolationStop(1.0, every=2, confirm_size=4))
+    assert result.stopped and result.stop_step == 2
+
+
+def test_bad_arguments_raise_one_clear_error(target, tokenizer, splits):
+    with pytest.raises(ValueError, match="rule must be one of"):
+        run(target, tokenizer, splits, "GradDiff", rule="fancy")
+    with pytest.raises(ValueError, match="needs a retain objective"):
+        run(target, tokenizer, splits, "GA", rule="sago")
+    with pytest.raises(ValueError, match="method must be one of"):
+        get_method("Unlearn")
+    with pytest.raises(ValueError, match="rho"):
+        get_method("MASC").hparams(rho=1.2)
+    with pytest.raises(ValueError, match="no hyper-parameter 'lr'"):
+        get_method("NPO").hparams(lr=1e-5)
+    with pytest.raises(ValueError, match="lr"):
+        OptimConfig(lr=-1.0)
+
+
+def test_registry_names_and_epoch_budgets():
+    assert {"GA", "GradDiff", "GA+KLR", "NPO", "NPO+GD", "NPO+KLR", "SimNPO", "SimNPO+GD", "MASC"} <= set(METHODS)
+    assert steps_for_epochs(400, 3600, 2, 1, anchor="max") == 1800
+    assert steps_for_epochs(400, 3600, 32, 10) == 130

@@ -1,0 +1,54 @@
+"""Tiny Qwen2 family: save/load identity, determinism, parameter span; the CLI's errors."""
+
+import torch
+
+from unlearning.cli import main
+from unlearning.models import SIZES, build_model, count_parameters, load_model, load_tokenizer, save_model
+
+
+def test_family_spans_at_least_16x(tokenizer):
+    counts = [count_parameters(build_model(size, tokenizer)) for size in SIZES]
+    assert counts == sorted(counts) and counts[-1] / counts[0] >= 16
+
+
+def test_save_load_gives_identical_logits(target, tokenizer, tmp_path):
+    save_model(target, tmp_path / "m", {"note": "test"})
+    assert (tmp_path / "m" / "model.safetensors").is_file() and (tmp_path / "m" / "learning.json").is_file()
+    loaded = load_model(tmp_path / "m")
+    ids = torch.tensor([tokenizer("Question: Where was Ann born?")["input_ids"]])
+    with torch.no_grad():
+        assert torch.equal(target(input_ids=ids).logits, loaded(input_ids=ids).logits)
+
+
+def test_tokenizer_round_trip_from_its_own_folder(tokenizer, tmp_path):
+    tokenizer.save_pretrained(tmp_path / "tok")
+    again = load_tokenizer(tmp_path / "tok")
+    text = "Brenal Thouvik was born in Valmora in 1957."
+    assert again(text)["input_ids"] == tokenizer(text)["input_ids"]
+    assert again.decode(again(text)["input_ids"]) == text
+
+
+def test_build_model_is_deterministic(tokenizer):
+    a, b = build_model("s", tokenizer, seed=3), build_model("s", tokenizer, seed=3)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+def test_cli_rejects_bad_values_and_writes_nothing(world, tmp_path, capsys):
+    out = tmp_path / "run"
+    common = ["unlearn", "--data", str(world / "tofu"), "--model", str(tmp_path / "missing"),
+              "--tokenizer", str(tmp_path), "--out", str(out)]
+    cases = [
+        (["--method", "Nope"], "method must be one of GA, GradDiff"),
+        (["--method", "MASC", "--rule", "bad"], "--rule must be one of sum, pcgrad"),
+        (["--method", "MASC", "--set", "rho=1.5"], "rho must lie strictly between 0 and 1"),
+        (["--method", "MASC", "--set", "k=0"], "k must be >= 1"),
+        (["--method", "MASC", "--lr", "-1"], "lr must be > 0"),
+        (["--method", "MASC"], "--model: folder not found"),
+    ]
+    for extra, message in cases:
+        assert main(common + extra) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1
+    assert not out.exists()
+    assert main(["world", "--profile", "huge", "--out", str(tmp_path)]) == 2
+    assert "profile must be one of smoke, mini" in capsys.readouterr().err

@@ -1,0 +1,85 @@
+"""tofu-mini: determinism, TOFU split relationships, schema, and the loader's errors."""
+
+import filecmp
+import json
+
+import pytest
+
+from unlearning.data import DataError, collate, encode_qa, load_split
+from unlearning.world import generate
+
+PERTURBED = ("question", "answer", "paraphrased_answer", "paraphrased_question", "perturbed_answer")
+
+
+def test_regeneration_is_byte_identical(world, tmp_path):
+    generate("smoke", tmp_path)
+    comparison = filecmp.dircmp(world / "tofu", tmp_path / "smoke" / "tofu")
+    assert comparison.left_list == comparison.right_list
+    _, mismatch, errors = filecmp.cmpfiles(world / "tofu", tmp_path / "smoke" / "tofu", comparison.common_files, shallow=False)
+    assert mismatch == [] and errors == []
+
+
+def test_committed_data_matches_the_generator(tmp_path):
+    from pathlib import Path
+
+    committed = Path(__file__).resolve().parents[1] / "data"
+    for profile in ("smoke", "mini"):
+        if not (committed / profile).is_dir():
+            pytest.skip(f"data/{profile} not generated")
+        generate(profile, tmp_path)
+        for path in sorted((committed / profile).rglob("*.json")):
+            fresh = tmp_path / profile / path.relative_to(committed / profile)
+            assert fresh.read_bytes() == path.read_bytes(), f"{path} differs from a fresh `unlearning world` run"
+
+
+def test_tofu_split_relationships(world):
+    tofu = world / "tofu"
+    full = load_split(tofu, "full", ("question", "answer"))
+    key = lambda r: (r["question"], r["answer"])  # noqa: E731
+    for pct, keep in ((1, 99), (5, 95), (10, 90)):
+        forget = load_split(tofu, f"forget{pct:02d}")
+        retain = load_split(tofu, f"retain{keep}")
+        assert sorted(map(key, forget + retain)) == sorted(map(key, full))
+        assert not set(map(key, forget)) & set(map(key, retain))
+        holdout = load_split(tofu, f"holdout{pct:02d}")
+        assert len(holdout) == len(forget) and not set(map(key, holdout)) & set(map(key, full))
+        perturbed = load_split(tofu, f"forget{pct:02d}_perturbed", PERTURBED)
+        assert [key(r) for r in perturbed] == [key(r) for r in forget]
+    assert load_split(tofu, "forget10")[-len(load_split(tofu, "forget01")):] == load_split(tofu, "forget01")
+
+
+def test_perturbed_answers_are_wrong_and_distinct(world):
+    for record in load_split(world / "tofu", "forget10_perturbed", PERTURBED) + load_split(world / "tofu", "retain_perturbed", PERTURBED):
+        assert len(record["perturbed_answer"]) == 5
+        assert len(set(record["perturbed_answer"])) == 5
+        assert record["paraphrased_answer"] not in record["perturbed_answer"]
+
+
+def test_retain_perturbed_is_disjoint_from_forget(world):
+    forget = {r["question"] for r in load_split(world / "tofu", "forget10")}
+    assert not forget & {r["question"] for r in load_split(world / "tofu", "retain_perturbed")}
+
+
+def test_loader_errors_name_file_and_field(tmp_path):
+    with pytest.raises(DataError, match="missing data file: .*forget10.json"):
+        load_split(tmp_path, "forget10")
+    (tmp_path / "empty.json").write_text("")
+    with pytest.raises(DataError, match="empty data file"):
+        load_split(tmp_path, "empty")
+    (tmp_path / "bad.json").write_text(json.dumps({"question": "q"}) + "\n")
+    with pytest.raises(DataError, match="bad.json: record 0 lacks field 'answer'"):
+        load_split(tmp_path, "bad", ("question", "answer"))
+    with pytest.raises(DataError, match="data folder not found"):
+        load_split(tmp_path / "nope", "forget10")
+
+
+def test_encode_masks_the_prompt(tokenizer):
+    encoded = encode_qa(tokenizer, "Where was Ann born?", "Ann was born in Fenrow.")
+    n_prompt = len(tokenizer("Question: Where was Ann born?\nAnswer:", add_special_tokens=False)["input_ids"])
+    assert encoded.labels[:n_prompt] == [-100] * n_prompt
+    assert encoded.labels[n_prompt:] == encoded.input_ids[n_prompt:]
+    assert encoded.input_ids[-1] == tokenizer.eos_token_id
+    assert tokenizer.decode(encoded.input_ids[n_prompt:-1]).strip() == "Ann was born in Fenrow."
+    batch = collate([encoded, encode_qa(tokenizer, "Q?", "A.")], tokenizer.pad_token_id)
+    assert batch["input_ids"].shape == batch["labels"].shape == batch["attention_mask"].shape
+    assert int(batch["attention_mask"][1].sum()) < batch["input_ids"].shape[1]
