@@ -2,6 +2,7 @@
 
 import filecmp
 import json
+import re
 
 import pytest
 
@@ -83,3 +84,38 @@ def test_encode_masks_the_prompt(tokenizer):
     batch = collate([encoded, encode_qa(tokenizer, "Q?", "A.")], tokenizer.pad_token_id)
     assert batch["input_ids"].shape == batch["labels"].shape == batch["attention_mask"].shape
     assert int(batch["attention_mask"][1].sum()) < batch["input_ids"].shape[1]
+
+
+MCQ = ("question", "choices", "answer")
+
+
+def test_wmdp_questions_are_four_choice_and_answered_by_the_forget_corpus(world):
+    from unlearning.world.wmdp import BIO_HAZARD, CYBER_HAZARD
+
+    for domain, relations in (("bio", BIO_HAZARD), ("cyber", CYBER_HAZARD)):
+        questions = load_split(world / "wmdp", f"wmdp-{domain}", MCQ)
+        forget_text = " ".join(r["text"] for r in load_split(world / "wmdp", f"{domain}-forget-corpus", ("text",)))
+        retain_text = " ".join(r["text"] for r in load_split(world / "wmdp", f"{domain}-retain-corpus", ("text",)))
+        patterns = [(re.compile(re.escape(r.question).replace(re.escape("{name}"), "(.+)") + "$"), r) for r in relations]
+        for item in questions:
+            assert len(item["choices"]) == 4 == len(set(item["choices"])) and 0 <= item["answer"] < 4
+            relation, name = next((r, m.group(1)) for p, r in patterns if (m := p.match(item["question"])))
+            truth = item["choices"][item["answer"]]
+            trained = [relation.statements[f].format(name=name, value=truth) for f in (0, 1)]
+            assert any(s in forget_text for s in trained), item
+            assert relation.statements[2].format(name=name, value=truth) not in forget_text  # held-out form
+            assert name not in retain_text
+
+
+def test_mmlu_like_set_has_the_mmlu_schema(world):
+    items = load_split(world / "wmdp", "mmlu", ("question", "subject", "choices", "answer"))
+    assert all(len(i["choices"]) == 4 for i in items)
+
+
+def test_world_summary_lists_every_split(world):
+    from unlearning.world import summary
+
+    table = summary(world)
+    assert {"tofu", "wmdp"} <= set(table["benchmark"])
+    assert (table["records"] > 0).all()
+    assert len(table) == len(list(world.glob("*/*.json")))

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from unlearning.data import write_jsonl
-from unlearning.world import tofu
+from unlearning.world import tofu, wmdp
 
 WORLD_SIZES: dict[str, dict] = {
-    "smoke": {"seed": 0, "tofu_authors": 20},
-    "mini": {"seed": 0, "tofu_authors": 100},
+    "smoke": {"seed": 0, "tofu_authors": 20, "wmdp": wmdp.SIZES["smoke"]},
+    "mini": {"seed": 0, "tofu_authors": 100, "wmdp": wmdp.SIZES["mini"]},
 }
 
 
@@ -29,7 +29,28 @@ def generate(profile: str, out_root: str | Path) -> dict[str, int]:
     for split, records in tofu.build(sizes["tofu_authors"], sizes["seed"]).items():
         write_jsonl(root / "tofu" / f"{split}.json", records)
         counts[f"tofu/{split}"] = len(records)
+    for split, records in wmdp.build(sizes["wmdp"], sizes["seed"]).items():
+        write_jsonl(root / "wmdp" / f"{split}.json", records)
+        counts[f"wmdp/{split}"] = len(records)
     return counts
+
+
+def summary(root: str | Path) -> "pandas.DataFrame":  # noqa: F821
+    """One row per split of a rendered world: benchmark, split, records, fields, an example.
+
+    The table the book's world chapter shows next to the real schemas.
+    """
+    import pandas as pd
+
+    from unlearning.data import read_jsonl
+
+    rows = []
+    for path in sorted(Path(root).glob("*/*.json")):
+        records = read_jsonl(path)
+        example = records[0].get("question") or records[0].get("text") or records[0].get("name", "")
+        rows.append({"benchmark": path.parent.name, "split": path.stem, "records": len(records),
+                     "fields": ", ".join(sorted(records[0])), "example": str(example)[:80]})
+    return pd.DataFrame(rows)
 
 
 def corpus_texts(root: str | Path) -> list[str]:

@@ -1,0 +1,49 @@
+"""Entities with random facts, rendered in several surface forms.
+
+The building block shared by the corpus-style benchmarks (WMDP, and later RWKU and MUSE): an
+entity has one value per relation, drawn uniformly from the relation's pool. Each relation has
+several *statement* templates (how a corpus sentence can say the fact) and one *question*
+template. Corpora use only the first `n_train_forms` statement forms; the rest are held out, so
+verbatim memorisation of a trained sentence and knowledge of the fact can be told apart.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A fact type: its value pool, statement forms and a four-choice question form."""
+
+    key: str
+    pool: tuple[str, ...]
+    statements: tuple[str, ...]
+    question: str
+
+
+def draw_entities(names: list[str], relations: tuple[Relation, ...], rng: random.Random) -> list[dict]:
+    """One random value per relation for every name: [{'name': ..., 'facts': {...}}]."""
+    return [{"name": name, "facts": {r.key: rng.choice(r.pool) for r in relations}} for name in names]
+
+
+def statement(relation: Relation, name: str, value: str, form: int) -> str:
+    """Surface form number `form` of one fact."""
+    return relation.statements[form].format(name=name, value=value)
+
+
+def document(entity: dict, relations: tuple[Relation, ...], forms: range, rng: random.Random) -> str:
+    """A short paragraph stating every fact of an entity, each in a random allowed form."""
+    sentences = [statement(r, entity["name"], entity["facts"][r.key], rng.choice(forms)) for r in relations]
+    rng.shuffle(sentences)
+    return " ".join(sentences)
+
+
+def multiple_choice(relation: Relation, name: str, value: str, rng: random.Random) -> dict:
+    """A four-choice item in the WMDP/MMLU schema {question, choices, answer}: the true value
+    and three distinct distractors from the same pool, in random order."""
+    distractors = rng.sample([v for v in relation.pool if v != value], 3)
+    choices = distractors + [value]
+    rng.shuffle(choices)
+    return {"question": relation.question.format(name=name), "choices": choices, "answer": choices.index(value)}
