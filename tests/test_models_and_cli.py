@@ -52,3 +52,18 @@ def test_cli_rejects_bad_values_and_writes_nothing(world, tmp_path, capsys):
     assert not out.exists()
     assert main(["world", "--profile", "huge", "--out", str(tmp_path)]) == 2
     assert "profile must be one of smoke, mini" in capsys.readouterr().err
+
+
+def test_cli_unlearn_writes_model_and_record(world, target, tokenizer, tmp_path, capsys):
+    from unlearning.records import read_json
+
+    save_model(target, tmp_path / "target")
+    tokenizer.save_pretrained(tmp_path / "tok")
+    out = tmp_path / "run"
+    code = main(["unlearn", "--data", str(world / "tofu"), "--model", str(tmp_path / "target"), "--tokenizer",
+                 str(tmp_path / "tok"), "--method", "NPO+GD", "--rule", "sago", "--max-steps", "3", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    record = read_json(out / "record.json")
+    assert record["method"] == "NPO+GD" and record["rule"] == "sago" and record["steps"] == 3
+    assert record["model_hash"] and record["data_hash"] and len(record["log"]) == 3
+    assert (out / "model" / "model.safetensors").is_file()

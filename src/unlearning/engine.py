@@ -69,15 +69,15 @@ def steps_for_epochs(n_forget: int, n_retain: int, batch_size: int, epochs: floa
     return max(1, round(epochs * -(-n // batch_size)))
 
 
-def _with_index(examples: Sequence[Encoded]) -> list[Encoded]:
-    return [IndexedEncoded(e.input_ids, e.labels, i) for i, e in enumerate(examples)]
-
-
 @dataclass(frozen=True)
 class IndexedEncoded(Encoded):
     """An example that remembers its position in the forget set (for cached NPO references)."""
 
     index: int = 0
+
+
+def _with_index(examples: Sequence[Encoded]) -> list[Encoded]:
+    return [IndexedEncoded(e.input_ids, e.labels, i) for i, e in enumerate(examples)]
 
 
 def _indexed_batches(examples: Sequence[IndexedEncoded], batch_size: int, pad_token_id: int, generator):

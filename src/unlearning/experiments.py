@@ -20,6 +20,12 @@ from unlearning.records import versions, write_json
 from unlearning.stopping import FixedBudget, ViolationStop
 
 
+def _weights_hash(model_dir: str | Path) -> str | None:
+    """SHA-256 of a local model's weights; None for a hub name (the name is recorded)."""
+    weights = sorted(Path(model_dir).glob("*.safetensors")) if Path(model_dir).is_dir() else []
+    return file_hash(*weights) if weights else None
+
+
 @dataclass(frozen=True)
 class StopConfig:
     """`fixed` (run max_steps) or `violation` (MASC's two-stage rule, capped at max_steps)."""
@@ -83,7 +89,7 @@ def run_tofu(
     run.record = {
         "method": method, "rule": rule, "hparams": hp, "seed": seed, "optim": asdict(optim), "stop": asdict(stop),
         "max_steps": max_steps, "model": str(model_dir),
-        "model_hash": file_hash(Path(model_dir) / "model.safetensors"),
+        "model_hash": _weights_hash(model_dir),
         "data_hash": file_hash(Path(data_dir) / f"{forget_split}.json", Path(data_dir) / f"{retain_split}.json"),
         "forget_split": forget_split, "retain_split": retain_split, "versions": versions(),
         "steps": result.steps, "stopped": result.stopped, "stop_step": result.stop_step,
