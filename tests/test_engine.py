@@ -13,10 +13,11 @@ from unlearning.stopping import ViolationStop
 from unlearning.synthesis import RULES
 
 
-def run(model, tokenizer, splits, name, steps=3, **kwargs):
+def run(model, tokenizer, splits, name, steps=3, optimizer="adamw", **kwargs):
     method = get_method(name)
+    optim = OptimConfig(lr=1e-3, batch_size=2, optimizer=optimizer)
     return unlearn(model, method, method.hparams(**kwargs.pop("hparams", {})), splits["forget10"], splits["retain90"],
-                   pad_token_id=tokenizer.pad_token_id, max_steps=steps, optim=OptimConfig(lr=1e-3, batch_size=2), **kwargs)
+                   pad_token_id=tokenizer.pad_token_id, max_steps=steps, optim=optim, **kwargs)
 
 
 def max_diff(a, b):
@@ -25,10 +26,10 @@ def max_diff(a, b):
 
 @pytest.mark.parametrize("name", ["GradDiff", "NPO+GD", "MASC"])
 def test_two_pass_sum_equals_joint_backward(target, tokenizer, splits, name):
-    joint, two_pass = target, copy.deepcopy(target)
-    run(joint, tokenizer, splits, name, steps=3, rule="sum")
-    result = run(two_pass, tokenizer, splits, name, steps=3, rule="sum", record_geometry=True)
-    assert max_diff(joint, two_pass) < 1e-5
+    joint, two_pass, before = target, copy.deepcopy(target), copy.deepcopy(target)
+    run(joint, tokenizer, splits, name, steps=3, rule="sum", optimizer="sgd")
+    result = run(two_pass, tokenizer, splits, name, steps=3, rule="sum", record_geometry=True, optimizer="sgd")
+    assert max_diff(joint, two_pass) < 1e-6 < 1e-4 < max_diff(before, joint)
     assert "cos_final_retain" in result.log[0]
 
 

@@ -12,11 +12,15 @@ from unlearning.world import generate
 PERTURBED = ("question", "answer", "paraphrased_answer", "paraphrased_question", "perturbed_answer")
 
 
+def _relative_files(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*.json"))
+
+
 def test_regeneration_is_byte_identical(world, tmp_path):
     generate("smoke", tmp_path)
-    comparison = filecmp.dircmp(world / "tofu", tmp_path / "smoke" / "tofu")
-    assert comparison.left_list == comparison.right_list
-    _, mismatch, errors = filecmp.cmpfiles(world / "tofu", tmp_path / "smoke" / "tofu", comparison.common_files, shallow=False)
+    fresh = tmp_path / "smoke"
+    assert _relative_files(world) == _relative_files(fresh)
+    _, mismatch, errors = filecmp.cmpfiles(world, fresh, _relative_files(world), shallow=False)
     assert mismatch == [] and errors == []
 
 
@@ -28,6 +32,7 @@ def test_committed_data_matches_the_generator(tmp_path):
         if not (committed / profile).is_dir():
             pytest.skip(f"data/{profile} not generated")
         generate(profile, tmp_path)
+        assert _relative_files(committed / profile) == _relative_files(tmp_path / profile), "stale or missing files"
         for path in sorted((committed / profile).rglob("*.json")):
             fresh = tmp_path / profile / path.relative_to(committed / profile)
             assert fresh.read_bytes() == path.read_bytes(), f"{path} differs from a fresh `unlearning world` run"
@@ -118,4 +123,5 @@ def test_world_summary_lists_every_split(world):
     table = summary(world)
     assert {"tofu", "wmdp"} <= set(table["benchmark"])
     assert (table["records"] > 0).all()
-    assert len(table) == len(list(world.glob("*/*.json")))
+    assert len(table) == len(list(world.rglob("*.json")))
+    assert set(table["benchmark"]) == {"tofu", "muse-news", "muse-books", "wmdp", "rwku", "pretrain"}

@@ -46,14 +46,22 @@ class RunResult:
 
 @dataclass(frozen=True)
 class OptimConfig:
-    """AdamW on all trainable parameters, constant learning rate (MASC and SAGO WMDP RMU)."""
+    """AdamW on all trainable parameters, constant learning rate (MASC and SAGO WMDP RMU).
+
+    `optimizer="sgd"` (plain SGD, no momentum) makes the update proportional to the combined
+    gradient, which is how the tests compare update rules: Adam's per-coordinate
+    normalisation turns float noise in near-zero gradients into full-size steps.
+    """
 
     lr: float = 1e-4
     weight_decay: float = 0.01
     batch_size: int = 2
     max_grad_norm: float | None = None
+    optimizer: str = "adamw"
 
     def __post_init__(self) -> None:
+        if self.optimizer not in ("adamw", "sgd"):
+            raise ValueError(f"optimizer must be one of adamw, sgd; got {self.optimizer!r}")
         if not self.lr > 0:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
         if self.batch_size < 1:
@@ -177,7 +185,10 @@ def unlearn(
     forget_objective = FORGET_OBJECTIVES[method.forget]
     retain_objective = RETAIN_OBJECTIVES[method.retain] if method.retain else None
     alpha, gamma = hparams.get("alpha", 0.0), hparams.get("gamma", 1.0)
-    optimizer = torch.optim.AdamW(params, lr=optim.lr, weight_decay=optim.weight_decay)
+    if optim.optimizer == "sgd":
+        optimizer = torch.optim.SGD(params, lr=optim.lr, weight_decay=optim.weight_decay)
+    else:
+        optimizer = torch.optim.AdamW(params, lr=optim.lr, weight_decay=optim.weight_decay)
     loader_gen = torch.Generator().manual_seed(seed)
     forget_iter = _indexed_batches(forget, optim.batch_size, pad_token_id, loader_gen)
     retain_iter = cycle_batches(retain, optim.batch_size, pad_token_id, loader_gen) if retain_objective else None

@@ -11,27 +11,48 @@ from __future__ import annotations
 from pathlib import Path
 
 from unlearning.data import write_jsonl
-from unlearning.world import tofu, wmdp
+from unlearning.world import encyclopedia, muse, pretrain, rwku, tofu, wmdp
 
+BENCHMARKS = ("tofu", "muse-news", "muse-books", "wmdp", "rwku", "pretrain")
 WORLD_SIZES: dict[str, dict] = {
-    "smoke": {"seed": 0, "tofu_authors": 20, "wmdp": wmdp.SIZES["smoke"]},
-    "mini": {"seed": 0, "tofu_authors": 100, "wmdp": wmdp.SIZES["mini"]},
+    profile: {"seed": 0, "tofu_authors": {"smoke": 20, "mini": 100}[profile], "wmdp": wmdp.SIZES[profile],
+              "encyclopedia": encyclopedia.SIZES[profile], "rwku": rwku.SIZES[profile], "muse": muse.SIZES[profile],
+              "people_docs": {"smoke": 2, "mini": 3}[profile]}
+    for profile in ("smoke", "mini")
 }
+
+
+def build(profile: str) -> dict[str, dict[str, list[dict]]]:
+    """Every benchmark of `profile` in memory: benchmark -> split (file stem) -> records.
+
+    Names are drawn from one shared set, so no entity appears in two roles.
+    """
+    if profile not in WORLD_SIZES:
+        raise ValueError(f"profile must be one of {', '.join(WORLD_SIZES)}; got {profile!r}")
+    sizes, seed, taken = WORLD_SIZES[profile], WORLD_SIZES[profile]["seed"], set()
+    world = encyclopedia.build(sizes["encyclopedia"], seed, taken)
+    people_passages = encyclopedia.passages(world["people"], sizes["people_docs"], seed)
+    hazard_entities = wmdp.draw(sizes["wmdp"], seed, taken)
+    wmdp_files = wmdp.build(sizes["wmdp"], seed, hazard_entities, world["countries"])
+    return {
+        "tofu": tofu.build(sizes["tofu_authors"], seed, taken, world),
+        "muse-news": muse.build_news(sizes["muse"], seed, taken),
+        "muse-books": muse.build_books(sizes["muse"], seed, taken),
+        "wmdp": wmdp_files,
+        "rwku": rwku.build(world["people"], people_passages, sizes["rwku"]["targets"], seed),
+        "pretrain": {"corpus": pretrain.corpus(wmdp_files, world, people_passages),
+                     "probes": pretrain.probes(world, hazard_entities, seed)},
+    }
 
 
 def generate(profile: str, out_root: str | Path) -> dict[str, int]:
     """Render every benchmark of `profile` under `out_root/profile`; returns split sizes."""
-    if profile not in WORLD_SIZES:
-        raise ValueError(f"profile must be one of {', '.join(WORLD_SIZES)}; got {profile!r}")
-    sizes = WORLD_SIZES[profile]
     root = Path(out_root) / profile
     counts = {}
-    for split, records in tofu.build(sizes["tofu_authors"], sizes["seed"]).items():
-        write_jsonl(root / "tofu" / f"{split}.json", records)
-        counts[f"tofu/{split}"] = len(records)
-    for split, records in wmdp.build(sizes["wmdp"], sizes["seed"]).items():
-        write_jsonl(root / "wmdp" / f"{split}.json", records)
-        counts[f"wmdp/{split}"] = len(records)
+    for benchmark, splits in build(profile).items():
+        for split, records in splits.items():
+            write_jsonl(root / benchmark / f"{split}.json", records)
+            counts[f"{benchmark}/{split}"] = len(records)
     return counts
 
 
@@ -45,10 +66,14 @@ def summary(root: str | Path) -> "pandas.DataFrame":  # noqa: F821
     from unlearning.data import read_jsonl
 
     rows = []
-    for path in sorted(Path(root).glob("*/*.json")):
+    for path in sorted(Path(root).rglob("*.json")):
         records = read_jsonl(path)
-        example = records[0].get("question") or records[0].get("text") or records[0].get("name", "")
-        rows.append({"benchmark": path.parent.name, "split": path.stem, "records": len(records),
+        first = records[0]
+        example = first.get("question") or first.get("query") or first.get("target") or first.get("prompt") or first.get("text") \
+            or first.get("choices", [""])[0] or first.get("name", "")
+        benchmark = path.relative_to(root).parts[0]
+        split = str(path.relative_to(Path(root) / benchmark).with_suffix(""))
+        rows.append({"benchmark": benchmark, "split": split, "records": len(records),
                      "fields": ", ".join(sorted(records[0])), "example": str(example)[:80]})
     return pd.DataFrame(rows)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+TRAIN_FORMS = range(0, 2)  # statement forms 0-1 appear in training corpora; form 2 is held out
+
 
 @dataclass(frozen=True)
 class Relation:
@@ -33,9 +35,14 @@ def statement(relation: Relation, name: str, value: str, form: int) -> str:
     return relation.statements[form].format(name=name, value=value)
 
 
-def document(entity: dict, relations: tuple[Relation, ...], forms: range, rng: random.Random) -> str:
-    """A short paragraph stating every fact of an entity, each in a random allowed form."""
-    sentences = [statement(r, entity["name"], entity["facts"][r.key], rng.choice(forms)) for r in relations]
+def document(entity: dict, relations: tuple[Relation, ...], forms: range, rng: random.Random, shift: int = 0) -> str:
+    """A short paragraph stating every fact of an entity, sentences in random order.
+
+    Fact j uses form `forms[(j + shift) % len(forms)]`, so documents 0 .. len(forms) - 1 of an
+    entity (shift = document number) state every fact in every allowed form.
+    """
+    sentences = [statement(r, entity["name"], entity["facts"][r.key], forms[(j + shift) % len(forms)])
+                 for j, r in enumerate(relations)]
     rng.shuffle(sentences)
     return " ".join(sentences)
 
@@ -47,3 +54,19 @@ def multiple_choice(relation: Relation, name: str, value: str, rng: random.Rando
     choices = distractors + [value]
     rng.shuffle(choices)
     return {"question": relation.question.format(name=name), "choices": choices, "answer": choices.index(value)}
+
+
+def statement_choices(relation: Relation, name: str, value: str, form: int, rng: random.Random) -> dict:
+    """Four versions of one statement form: the true value and three distractors.
+
+    {choices, answer}: a likelihood probe of whether a model knows the fact in that surface
+    form (chance 25 %), usable for trained and held-out forms alike.
+    """
+    values = rng.sample([v for v in relation.pool if v != value], 3) + [value]
+    rng.shuffle(values)
+    return {"choices": [statement(relation, name, v, form) for v in values], "answer": values.index(value)}
+
+
+def distractors(pool, value: str, count: int, rng: random.Random) -> list[str]:
+    """`count` distinct values of `pool` other than `value`."""
+    return rng.sample([v for v in pool if v != value], count)

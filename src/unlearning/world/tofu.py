@@ -16,6 +16,8 @@ import random
 from dataclasses import dataclass
 
 from unlearning.world import pools
+from unlearning.world.encyclopedia import COUNTRY
+from unlearning.world.facts import distractors
 
 
 @dataclass(frozen=True)
@@ -112,14 +114,35 @@ def n_forget_authors(n_authors: int, pct: int) -> int:
     return max(1, round(n_authors * pct / 100))
 
 
-def build(n_authors: int, seed: int) -> dict[str, list[dict]]:
+def real_authors(people: list[dict], rng: random.Random) -> list[dict]:
+    """`real_authors_perturbed`: "Who created <work>?" about the world's famous people, whom
+    the base model met in pretraining; three other famous names as perturbed answers."""
+    names = [p["name"] for p in people]
+    return [{"question": f"Who created {p['facts']['work']}?", "answer": p["name"],
+             "perturbed_answer": distractors(names, p["name"], 3, rng)} for p in people]
+
+
+def world_facts(countries: list[dict], rng: random.Random) -> list[dict]:
+    """`world_facts_perturbed`: one question per country (relations in turn), answered by the
+    bare value as in TOFU's world facts, with three perturbed values from the same pool."""
+    items = []
+    for i, country in enumerate(countries):
+        relation = COUNTRY[i % len(COUNTRY)]
+        value = country["facts"][relation.key]
+        items.append({"question": relation.question.format(name=country["name"]), "answer": value,
+                      "perturbed_answer": distractors(relation.pool, value, 3, rng)})
+    return items
+
+
+def build(n_authors: int, seed: int, taken: set[str] | None = None, world: dict | None = None) -> dict[str, list[dict]]:
     """Render tofu-mini: split name -> list of records, exactly as TOFU's configs.
 
     Also returns `authors` (name and facts of every trained author), which is metadata, not
-    a TOFU split. holdoutXX has as many (never trained) authors as forgetXX.
+    a TOFU split. holdoutXX has as many (never trained) authors as forgetXX. With `world`
+    (the encyclopedia), adds `real_authors_perturbed` and `world_facts_perturbed`.
     """
     rng = random.Random(seed)
-    taken: set[str] = set()
+    taken = set() if taken is None else taken
     authors = make_authors(n_authors, rng, taken)
     holdout_authors = make_authors(n_forget_authors(n_authors, max(SPLIT_PERCENTS)), rng, taken)
     per_author = [author_items(a, rng) for a in authors]
@@ -141,4 +164,7 @@ def build(n_authors: int, seed: int) -> dict[str, list[dict]]:
     n_rp = min(len(retain_perturbed_pool), len(splits["forget10"]))
     splits["retain_perturbed"] = retain_perturbed_pool[:n_rp]
     splits["authors"] = [{"name": a["name"], **a["facts"]} for a in authors]
+    if world is not None:
+        splits["real_authors_perturbed"] = real_authors(world["people"], rng)
+        splits["world_facts_perturbed"] = world_facts(world["countries"], rng)
     return splits

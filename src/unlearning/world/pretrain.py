@@ -1,0 +1,51 @@
+"""The base model's pretraining corpus and the surface-form probes of its facts.
+
+The learning stage first pretrains a *base* model on this corpus (as a real base model has
+read the web), then fine-tunes benchmark targets from it. The corpus holds the world's general
+facts (countries), the famous people (RWKU-mini, TOFU's real authors), the hazardous and benign
+domains (WMDP-mini) and question-answer lines about the well-known world, every fact stated
+only in the trained surface forms (`facts.TRAIN_FORMS`).
+
+`probes.json` tells verbatim from knowledge memorisation (MASC's learning-stage study): for
+every fact, a four-way likelihood probe in a trained form and the same fact in the held-out
+form {source, subject, relation, form, trained, choices, answer}.
+"""
+
+from __future__ import annotations
+
+import random
+
+from unlearning.world import encyclopedia, wmdp
+from unlearning.world.facts import TRAIN_FORMS, statement_choices
+
+PROBE_FORMS = (0, 2)  # one trained form and the held-out form per fact
+
+
+def corpus(wmdp_files: dict[str, list[dict]], world: dict, people_passages: list[dict]) -> list[dict]:
+    """Pretraining documents {text, source}, in a fixed order (the trainer shuffles)."""
+    docs = [{"text": r["text"], "source": "general"} for r in wmdp_files["general-corpus"]]
+    docs += [{"text": p["text"], "source": "people"} for p in people_passages]
+    for domain in ("bio", "cyber"):
+        docs += [{"text": r["text"], "source": f"{domain}-hazard"} for r in wmdp_files[f"{domain}-forget-corpus"]]
+        docs += [{"text": r["text"], "source": f"{domain}-benign"} for r in wmdp_files[f"{domain}-retain-corpus"]]
+    qa = encyclopedia.qa_lines(world["countries"], encyclopedia.COUNTRY)
+    qa += encyclopedia.qa_lines(world["people"], encyclopedia.PERSON)
+    qa += [f"Question: Who created {p['facts']['work']}?\nAnswer: {p['name']}" for p in world["people"]]
+    docs += [{"text": line, "source": "qa"} for line in qa]
+    return docs
+
+
+def probes(world: dict, hazard_entities: dict[str, list[dict]], seed: int) -> list[dict]:
+    """Likelihood probes of every fact in a trained and in the held-out surface form."""
+    rng = random.Random(seed + 8)
+    sources = [("general", world["countries"], encyclopedia.COUNTRY), ("people", world["people"], encyclopedia.PERSON)]
+    sources += [(domain, entities, wmdp.DOMAINS[domain]) for domain, entities in hazard_entities.items()]
+    items = []
+    for source, entities, relations in sources:
+        for entity in entities:
+            for relation in relations:
+                for form in PROBE_FORMS:
+                    probe = statement_choices(relation, entity["name"], entity["facts"][relation.key], form, rng)
+                    items.append({"source": source, "subject": entity["name"], "relation": relation.key,
+                                  "form": form, "trained": form in TRAIN_FORMS, **probe})
+    return items
