@@ -28,16 +28,13 @@ def _add_world(sub) -> None:
 
 
 def _add_learn(sub) -> None:
-    p = sub.add_parser("learn", help="train the tokenizer, targets and oracles (hash-cached)")
-    p.add_argument("--config", type=Path, help="YAML file whose keys set the options below")
-    p.add_argument("--data", type=Path, help="rendered world of one profile, e.g. data/mini")
-    p.add_argument("--out", type=Path, help="models folder, e.g. models/mini")
-    p.add_argument("--sizes", nargs="+", help="model sizes to train (xs s m l)")
-    p.add_argument("--epochs", type=int, help="fine-tuning epochs")
-    p.add_argument("--lr", type=float, help="peak learning rate")
-    p.add_argument("--batch-size", type=int, help="examples per step")
-    p.add_argument("--vocab-size", type=int, help="tokenizer vocabulary size")
-    p.add_argument("--seed", type=int, help="training seed")
+    p = sub.add_parser("learn", help="train the tokenizer, base models, targets and oracles (hash-cached)")
+    p.add_argument("--config", type=Path, help="YAML learning plan (sizes, main_size, pretrain, finetune, oracles, "
+                                               "main_oracles, muse, vocab_size, seed); see notebooks/profiles/*/learn.yaml")
+    p.add_argument("--data", type=Path, required=True, help="rendered world of one profile, e.g. data/mini")
+    p.add_argument("--out", type=Path, required=True, help="models folder, e.g. models/mini")
+    p.add_argument("--sizes", nargs="+", help="model sizes to train (xs s m l); overrides the config")
+    p.add_argument("--seed", type=int, help="training seed; overrides the config")
 
 
 def _add_unlearn(sub) -> None:
@@ -75,37 +72,27 @@ def cmd_world(args) -> None:
     print(f"wrote {len(counts)} splits under {args.out / args.profile}")
 
 
-LEARN_DEFAULTS = {"sizes": ["xs"], "epochs": 30, "lr": 3e-3, "batch_size": 16, "vocab_size": 2048, "seed": 0}
-
-
 def cmd_learn(args) -> None:
-    from unlearning.learning import ROLES, ensure_tokenizer, learn_tofu
-    from unlearning.models import SIZES, TrainConfig
+    from unlearning.learning import LearnPlan, learn
 
-    options = dict(LEARN_DEFAULTS)
+    options = {}
     if args.config:
         if not args.config.is_file():
             raise ValueError(f"--config: file not found: {args.config}")
-        options.update(yaml.safe_load(args.config.read_text()) or {})
-    options.update({k: v for k, v in vars(args).items() if v is not None and k in LEARN_DEFAULTS | {"data": 0, "out": 0}})
-    for key in ("data", "out"):
-        if not options.get(key):
-            raise ValueError(f"--{key} is required (or give it in --config)")
-    data, out = Path(options["data"]), Path(options["out"])
-    if not (data / "tofu").is_dir():
-        raise ValueError(f"--data: no tofu folder under {data}; run `unlearning world` first")
-    bad = [s for s in options["sizes"] if s not in SIZES]
-    if bad:
-        raise ValueError(f"--sizes: unknown size {bad[0]!r}; allowed: {', '.join(SIZES)}")
-    config = TrainConfig(epochs=options["epochs"], lr=options["lr"], batch_size=options["batch_size"], seed=options["seed"])
-    ensure_tokenizer(data, out / "tokenizer", options["vocab_size"])
-    keys = {}
-    for size in options["sizes"]:
-        for role in ROLES:
-            folder = learn_tofu(data / "tofu", out / "tokenizer", out / "tofu" / f"{role}-{size}", role, size, config)
-            keys[str(folder)] = read_json(folder / "learning.json")["key"]
-            print(f"{role}-{size}: {folder}")
-    write_if_changed(out / "manifest.json", keys)
+        options = yaml.safe_load(args.config.read_text()) or {}
+    if args.sizes:
+        options["sizes"] = args.sizes
+        options.setdefault("main_size", args.sizes[0])
+        if options["main_size"] not in args.sizes:
+            options["main_size"] = args.sizes[0]
+    if args.seed is not None:
+        options["seed"] = args.seed
+    plan = LearnPlan.from_dict(options)
+    if not (args.data / "pretrain").is_dir():
+        raise ValueError(f"--data: no pretrain folder under {args.data}; run `unlearning world` first")
+    manifest = learn(plan, args.data, args.out)
+    write_if_changed(args.out / "manifest.json", manifest)
+    print(f"{len(manifest)} models up to date under {args.out}")
 
 
 def _parse_sets(pairs: list[str]) -> dict:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,12 +152,13 @@ def _load_from_hub(name: str, split: str, fields: Sequence[str], mirror: str | P
     if mirror and not Path(path).is_dir():
         raise DataError(f"hub mirror lacks {repository}: no folder {path}")
     try:
-        # a mirror is a plain folder whose files may change: never serve an old cached copy
-        mode = "force_redownload" if mirror else None
-        table = datasets.load_dataset(path, config, split=hub_split, download_mode=mode)
+        if mirror:  # a mirror is a plain folder whose files may change: read it through a fresh cache
+            with tempfile.TemporaryDirectory() as cache:
+                records = [dict(r) for r in datasets.load_dataset(path, config, split=hub_split, cache_dir=cache)]
+        else:
+            records = [dict(r) for r in datasets.load_dataset(path, config, split=hub_split)]
     except Exception as error:  # datasets raises many types; keep one line for the user
         raise DataError(f"{repository}: cannot load config {config!r} split {hub_split!r}: {error}") from error
-    records = [dict(r) for r in table]
     validate_records(records, fields, f"{repository}:{config}/{hub_split}")
     return records
 
@@ -169,10 +171,11 @@ class Encoded:
     labels: list[int]
 
 
-def encode_qa(tokenizer, question: str, answer: str, max_length: int = 128, template: str = QA_PROMPT) -> Encoded:
-    """Prompt + ' answer' + EOS; labels are -100 on the prompt and the ids on answer + EOS."""
+def encode_qa(tokenizer, question: str, answer: str, max_length: int = 128, template: str = QA_PROMPT,
+              eos: bool = True) -> Encoded:
+    """Prompt + ' answer' (+ EOS); labels are -100 on the prompt and the ids on the answer."""
     prompt_ids = tokenizer(template.format(question=question), add_special_tokens=False)["input_ids"]
-    answer_ids = tokenizer(" " + answer, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    answer_ids = tokenizer(" " + answer, add_special_tokens=False)["input_ids"] + ([tokenizer.eos_token_id] if eos else [])
     ids = (prompt_ids + answer_ids)[:max_length]
     labels = ([IGNORE_INDEX] * len(prompt_ids) + answer_ids)[:max_length]
     if all(label == IGNORE_INDEX for label in labels):
@@ -180,10 +183,14 @@ def encode_qa(tokenizer, question: str, answer: str, max_length: int = 128, temp
     return Encoded(ids, labels)
 
 
-def encode_text(tokenizer, text: str, max_length: int = 256) -> Encoded:
-    """Plain text (corpora): every token is a label, EOS appended."""
-    ids = (tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id])[:max_length]
-    return Encoded(ids, list(ids))
+def encode_text(tokenizer, text: str, max_length: int = 256, bos: bool = True, eos: bool = True) -> Encoded:
+    """Plain text (corpora): EOS as a leading document separator (so the first word is
+    predicted too), then the text, then EOS; every text token is a label."""
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    ids = ([tokenizer.eos_token_id] if bos else []) + ids + ([tokenizer.eos_token_id] if eos else [])
+    ids = ids[:max_length]
+    labels = [IGNORE_INDEX] + ids[1:] if bos else list(ids)
+    return Encoded(ids, labels)
 
 
 def collate(examples: Sequence[Encoded], pad_token_id: int) -> dict[str, torch.Tensor]:

@@ -1,22 +1,32 @@
-"""The learning stage: the models that unlearning starts from and is judged against.
+"""The learning stage: every model that unlearning starts from or is judged against.
 
-Mirrors TOFU (arXiv 2401.06121): a *target* fine-tuned on all authors (`full`) and a
-retain-only *oracle* fine-tuned without the forget authors (`retain90`), the honest
-reference for forget quality. Each model is written atomically and keyed by a hash of its
-data, size, training config and tokenizer, so a rerun with nothing changed trains nothing.
+Mirrors how the real benchmarks get their models. A *base* model per size is pretrained on
+the world's corpus (`pretrain/corpus`): it knows the countries, the famous people and the
+hazard domain, so it is the WMDP-mini and RWKU-mini target, like Zephyr and Llama-3 there.
+From each base, TOFU-mini's *target* is fine-tuned on all authors (`full`) and the retain-only
+*oracles* on `retainXX` (TOFU arXiv 2401.06121); MUSE-mini News and Books targets are
+fine-tuned on forget + retain1 + retain2 and their retrained oracles on retain1 + retain2
+(MUSE arXiv 2407.06460).
+
+Every model is written atomically and keyed by a hash of its data, size, training config,
+tokenizer and parent model, so `make models` reruns only what changed; quality gates
+(`unlearning.gates`) are computed after training and stored with the model.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
+import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from unlearning.data import encode_qa_split, load_split
+from unlearning.data import encode_qa_split, encode_text, load_split
 from unlearning.models import (
+    SIZES,
     TrainConfig,
     build_model,
+    load_model,
     load_tokenizer,
     save_model,
     size_info,
@@ -25,7 +35,8 @@ from unlearning.models import (
 )
 from unlearning.world import corpus_texts
 
-ROLES = {"target": "full", "oracle": "retain90"}
+TOFU_ORACLES = ("retain90", "retain95", "retain99")
+MUSE_CORPORA = ("muse-news", "muse-books")
 
 
 def file_hash(*paths: Path) -> str:
@@ -47,30 +58,140 @@ def ensure_tokenizer(data_root: Path, out_dir: Path, vocab_size: int = 2048):
     return tokenizer
 
 
-def model_key(split_path: Path, size: str, config: TrainConfig, tokenizer_dir: Path) -> str:
+@dataclass(frozen=True)
+class Job:
+    """One model to learn: `name` is its folder under the models root (e.g. 'tofu/target-s').
+
+    `data` lists (benchmark, split, kind) with kind 'qa' (question-answer, prompt masked) or
+    'text' (every token a label); `parent` names the model it is fine-tuned from (None:
+    trained from scratch); `gates` names the quality-gate suite run afterwards.
+    """
+
+    name: str
+    size: str
+    data: tuple[tuple[str, str, str], ...]
+    config: TrainConfig
+    parent: str | None
+    gates: str
+
+
+@dataclass(frozen=True)
+class LearnPlan:
+    """What to learn for a profile (the YAML file `notebooks/profiles/<profile>/learn.yaml`)."""
+
+    sizes: tuple[str, ...] = ("xs",)
+    main_size: str = "xs"
+    pretrain: TrainConfig = field(default_factory=lambda: TrainConfig(epochs=8, lr=3e-3, batch_size=32))
+    finetune: TrainConfig = field(default_factory=lambda: TrainConfig(epochs=10, lr=2e-3, batch_size=32))
+    oracles: tuple[str, ...] = ("retain90",)
+    main_oracles: tuple[str, ...] = ("retain95", "retain99")
+    muse: tuple[str, ...] = MUSE_CORPORA
+    vocab_size: int = 2048
+
+    def __post_init__(self) -> None:
+        for size in (*self.sizes, self.main_size):
+            if size not in SIZES:
+                raise ValueError(f"sizes: unknown size {size!r}; allowed: {', '.join(SIZES)}")
+        if self.main_size not in self.sizes:
+            raise ValueError(f"main_size {self.main_size!r} must be one of sizes {list(self.sizes)}")
+        for split in (*self.oracles, *self.main_oracles):
+            if split not in TOFU_ORACLES:
+                raise ValueError(f"oracles: unknown split {split!r}; allowed: {', '.join(TOFU_ORACLES)}")
+        for corpus in self.muse:
+            if corpus not in MUSE_CORPORA:
+                raise ValueError(f"muse: unknown corpus {corpus!r}; allowed: {', '.join(MUSE_CORPORA)}")
+
+    @classmethod
+    def from_dict(cls, options: dict) -> "LearnPlan":
+        known = {"sizes", "main_size", "pretrain", "finetune", "oracles", "main_oracles", "muse", "vocab_size", "seed"}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"learn config: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(known))}")
+        seed = options.get("seed", 0)
+        configs = {k: TrainConfig(**{"seed": seed, **options[k]}) for k in ("pretrain", "finetune") if k in options}
+        lists = {k: tuple(options[k]) for k in ("sizes", "oracles", "main_oracles", "muse") if k in options}
+        scalars = {k: options[k] for k in ("main_size", "vocab_size") if k in options}
+        return cls(**lists, **configs, **scalars)
+
+    def jobs(self) -> list[Job]:
+        """Every model of the plan, parents before children."""
+        jobs = []
+        for size in self.sizes:
+            base = f"base-{size}"
+            jobs.append(Job(base, size, (("pretrain", "corpus", "text"),), self.pretrain, None, "base"))
+            jobs.append(Job(f"tofu/target-{size}", size, (("tofu", "full", "qa"),), self.finetune, base, "tofu"))
+            oracles = self.oracles + (self.main_oracles if size == self.main_size else ())
+            for split in oracles:
+                jobs.append(Job(f"tofu/{split}-{size}", size, (("tofu", split, "qa"),), self.finetune, base, "tofu"))
+            if size == self.main_size:
+                for corpus in self.muse:
+                    retain = ((corpus, "raw/retain1", "text"), (corpus, "raw/retain2", "text"))
+                    jobs.append(Job(f"{corpus}/target-{size}", size, ((corpus, "raw/forget", "text"), *retain),
+                                    self.finetune, base, corpus))
+                    jobs.append(Job(f"{corpus}/retain-{size}", size, retain, self.finetune, base, corpus))
+        return jobs
+
+
+def job_key(job: Job, data_root: Path, tokenizer_dir: Path, parent_key: str | None) -> str:
     """Hash of everything that determines a learned model."""
-    parts = {"data": file_hash(split_path), "size": size, "config": asdict(config),
-             "tokenizer": file_hash(Path(tokenizer_dir) / "tokenizer.json")}
+    parts = {
+        "data": [file_hash(Path(data_root) / benchmark / f"{split}.json") + kind for benchmark, split, kind in job.data],
+        "size": job.size, "config": asdict(job.config), "parent": parent_key,
+        "tokenizer": file_hash(Path(tokenizer_dir) / "tokenizer.json"),
+    }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def learn_tofu(data_dir: Path, tokenizer_dir: Path, out_dir: Path, role: str, size: str, config: TrainConfig) -> Path:
-    """Fine-tune the `role` model ("target" or "oracle") of one size; returns its folder.
+def encode_job_data(job: Job, data_root: Path, tokenizer) -> list:
+    """Tokenised training examples of a job, in file order (the trainer shuffles)."""
+    examples = []
+    for benchmark, split, kind in job.data:
+        records = load_split(Path(data_root) / benchmark, split)
+        if kind == "qa":
+            examples += encode_qa_split(tokenizer, records)
+        else:
+            examples += [encode_text(tokenizer, r["text"]) for r in records]
+    return examples
 
-    Skipped when `out_dir/learning.json` already records the same key.
+
+def stored_key(folder: Path) -> str | None:
+    """The key recorded in `folder/learning.json`, or None when there is no finished model."""
+    info = Path(folder) / "learning.json"
+    return json.loads(info.read_text()).get("key") if info.is_file() else None
+
+
+def learn(plan: LearnPlan, data_root: Path, out_root: Path, log=print) -> dict:
+    """Learn every model of `plan` that is missing or stale; returns the manifest.
+
+    The manifest maps each model name to its folder, key, parameter count, training seconds
+    and quality gates; it is what notebooks read to find models.
     """
-    if role not in ROLES:
-        raise ValueError(f"role must be one of {', '.join(ROLES)}; got {role!r}")
-    split_path = Path(data_dir) / f"{ROLES[role]}.json"
-    key = model_key(split_path, size, config, tokenizer_dir)
-    info_path = Path(out_dir) / "learning.json"
-    if info_path.is_file() and json.loads(info_path.read_text()).get("key") == key:
-        return Path(out_dir)
-    tokenizer = load_tokenizer(tokenizer_dir)
-    examples = encode_qa_split(tokenizer, load_split(data_dir, ROLES[role], ("question", "answer")))
-    model = build_model(size, tokenizer, seed=config.seed)
-    losses = train_causal_lm(model, examples, config, tokenizer.pad_token_id)
-    info = {"key": key, "role": role, "split": ROLES[role], "examples": len(examples), "train": asdict(config),
-            "epoch_losses": losses, **size_info(model, size)}
-    save_model(model, Path(out_dir), info)
-    return Path(out_dir)
+    from unlearning.gates import run_gates
+
+    data_root, out_root = Path(data_root), Path(out_root)
+    tokenizer_dir = out_root / "tokenizer"
+    tokenizer = ensure_tokenizer(data_root, tokenizer_dir, plan.vocab_size)
+    keys: dict[str, str] = {}
+    manifest: dict[str, dict] = {}
+    for job in plan.jobs():
+        folder = out_root / job.name
+        key = job_key(job, data_root, tokenizer_dir, keys.get(job.parent))
+        keys[job.name] = key
+        if stored_key(folder) != key:
+            start = time.perf_counter()
+            model = load_model(out_root / job.parent) if job.parent else build_model(job.size, tokenizer, seed=job.config.seed)
+            examples = encode_job_data(job, data_root, tokenizer)
+            losses = train_causal_lm(model, examples, job.config, tokenizer.pad_token_id)
+            seconds = time.perf_counter() - start
+            gates = run_gates(job.gates, model, tokenizer, data_root)
+            info = {"key": key, "name": job.name, "parent": job.parent, "data": [list(d) for d in job.data],
+                    "examples": len(examples), "train": asdict(job.config), "epoch_losses": losses,
+                    "train_seconds": round(seconds, 1), "gates": gates, **size_info(model, job.size)}
+            save_model(model, folder, info)
+            log(f"learned {job.name} in {seconds:.0f} s")
+        else:
+            log(f"up to date: {job.name}")
+        info = json.loads((folder / "learning.json").read_text())
+        manifest[job.name] = {"path": str(folder), "key": key, "size": job.size, "parameters": info["parameters"],
+                              "train_seconds": info["train_seconds"], "gates": info["gates"]}
+    return manifest

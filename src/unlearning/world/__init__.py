@@ -16,8 +16,7 @@ from unlearning.world import encyclopedia, muse, pretrain, rwku, tofu, wmdp
 BENCHMARKS = ("tofu", "muse-news", "muse-books", "wmdp", "rwku", "pretrain")
 WORLD_SIZES: dict[str, dict] = {
     profile: {"seed": 0, "tofu_authors": {"smoke": 20, "mini": 100}[profile], "wmdp": wmdp.SIZES[profile],
-              "encyclopedia": encyclopedia.SIZES[profile], "rwku": rwku.SIZES[profile], "muse": muse.SIZES[profile],
-              "people_docs": {"smoke": 2, "mini": 3}[profile]}
+              "encyclopedia": encyclopedia.SIZES[profile], "rwku": rwku.SIZES[profile], "muse": muse.SIZES[profile]}
     for profile in ("smoke", "mini")
 }
 
@@ -31,7 +30,7 @@ def build(profile: str) -> dict[str, dict[str, list[dict]]]:
         raise ValueError(f"profile must be one of {', '.join(WORLD_SIZES)}; got {profile!r}")
     sizes, seed, taken = WORLD_SIZES[profile], WORLD_SIZES[profile]["seed"], set()
     world = encyclopedia.build(sizes["encyclopedia"], seed, taken)
-    people_passages = encyclopedia.passages(world["people"], sizes["people_docs"], seed)
+    people_passages = encyclopedia.passages(world["people"], seed)
     hazard_entities = wmdp.draw(sizes["wmdp"], seed, taken)
     wmdp_files = wmdp.build(sizes["wmdp"], seed, hazard_entities, world["countries"])
     return {
@@ -40,7 +39,7 @@ def build(profile: str) -> dict[str, dict[str, list[dict]]]:
         "muse-books": muse.build_books(sizes["muse"], seed, taken),
         "wmdp": wmdp_files,
         "rwku": rwku.build(world["people"], people_passages, sizes["rwku"]["targets"], seed),
-        "pretrain": {"corpus": pretrain.corpus(wmdp_files, world, people_passages),
+        "pretrain": {"corpus": pretrain.corpus(wmdp_files, people_passages),
                      "probes": pretrain.probes(world, hazard_entities, seed)},
     }
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import random
 
-from unlearning.data import QA_PROMPT
 from unlearning.world import pools
-from unlearning.world.facts import TRAIN_FORMS, Relation, document
+from unlearning.world.facts import TRAIN_FORMS, Relation, document, qa_document
 
 R = Relation
 COUNTRY = (
@@ -100,22 +99,18 @@ def build(sizes: dict, seed: int, taken: set[str]) -> dict[str, list[dict]]:
     return {"countries": countries, "people": people}
 
 
-def passages(people: list[dict], docs_per_person: int, seed: int) -> list[dict]:
-    """Pretraining passages {subject, text}: every fact of a person in a trained form, in
-    random order, plus the friendship sentence. RWKU-mini's MIA texts and training passages
-    are these very passages."""
+def passages(people: list[dict], seed: int) -> list[dict]:
+    """Pretraining passages {subject, text} per person: one per trained statement form (every
+    fact plus the friendship sentence, in random order) and one question-answer passage that
+    also asks who created the person's famous work. RWKU-mini's MIA texts and training
+    passages are these very passages."""
     rng = random.Random(seed + 5)
     out = []
     for person in people:
-        for k in range(docs_per_person):
+        for k in range(len(TRAIN_FORMS)):
             text = document(person, PERSON, TRAIN_FORMS, rng, shift=k)
             text += " " + FRIEND_STATEMENT.format(name=person["name"], value=person["friend"])
             out.append({"subject": person["name"], "text": text})
+        reverse = f"Question: Who created {person['facts']['work']}?\nAnswer: {person['name']}"
+        out.append({"subject": person["name"], "text": qa_document(person, PERSON, rng, extra=(reverse,))})
     return out
-
-
-def qa_lines(entities: list[dict], relations: tuple[Relation, ...]) -> list[str]:
-    """Question-answer lines in the evaluation prompt format, one per fact, so the base model
-    learns to answer questions about the world (TOFU's real-authors and world-facts sets)."""
-    return [QA_PROMPT.format(question=r.question.format(name=e["name"])) + " " + e["facts"][r.key]
-            for e in entities for r in relations]

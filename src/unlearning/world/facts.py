@@ -47,6 +47,15 @@ def document(entity: dict, relations: tuple[Relation, ...], forms: range, rng: r
     return " ".join(sentences)
 
 
+def qa_document(entity: dict, relations: tuple[Relation, ...], rng: random.Random, extra: tuple[str, ...] = ()) -> str:
+    """Every fact of an entity as a 'Question: ...\nAnswer: value' pair, in random order,
+    pairs separated by a blank line (the evaluation prompt format)."""
+    pairs = [f"Question: {r.question.format(name=entity['name'])}\nAnswer: {entity['facts'][r.key]}" for r in relations]
+    pairs += list(extra)
+    rng.shuffle(pairs)
+    return "\n\n".join(pairs)
+
+
 def multiple_choice(relation: Relation, name: str, value: str, rng: random.Random) -> dict:
     """A four-choice item in the WMDP/MMLU schema {question, choices, answer}: the true value
     and three distinct distractors from the same pool, in random order."""

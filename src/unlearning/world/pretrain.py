@@ -2,9 +2,9 @@
 
 The learning stage first pretrains a *base* model on this corpus (as a real base model has
 read the web), then fine-tunes benchmark targets from it. The corpus holds the world's general
-facts (countries), the famous people (RWKU-mini, TOFU's real authors), the hazardous and benign
-domains (WMDP-mini) and question-answer lines about the well-known world, every fact stated
-only in the trained surface forms (`facts.TRAIN_FORMS`).
+facts (countries), the famous people (RWKU-mini, TOFU's real authors) and the hazardous and
+benign domains (WMDP-mini). Every entity has one document per trained statement form
+(`facts.TRAIN_FORMS`) and one question-answer document; the held-out form never appears.
 
 `probes.json` tells verbatim from knowledge memorisation (MASC's learning-stage study): for
 every fact, a four-way likelihood probe in a trained form and the same fact in the held-out
@@ -21,17 +21,13 @@ from unlearning.world.facts import TRAIN_FORMS, statement_choices
 PROBE_FORMS = (0, 2)  # one trained form and the held-out form per fact
 
 
-def corpus(wmdp_files: dict[str, list[dict]], world: dict, people_passages: list[dict]) -> list[dict]:
+def corpus(wmdp_files: dict[str, list[dict]], people_passages: list[dict]) -> list[dict]:
     """Pretraining documents {text, source}, in a fixed order (the trainer shuffles)."""
     docs = [{"text": r["text"], "source": "general"} for r in wmdp_files["general-corpus"]]
     docs += [{"text": p["text"], "source": "people"} for p in people_passages]
     for domain in ("bio", "cyber"):
         docs += [{"text": r["text"], "source": f"{domain}-hazard"} for r in wmdp_files[f"{domain}-forget-corpus"]]
         docs += [{"text": r["text"], "source": f"{domain}-benign"} for r in wmdp_files[f"{domain}-retain-corpus"]]
-    qa = encyclopedia.qa_lines(world["countries"], encyclopedia.COUNTRY)
-    qa += encyclopedia.qa_lines(world["people"], encyclopedia.PERSON)
-    qa += [f"Question: Who created {p['facts']['work']}?\nAnswer: {p['name']}" for p in world["people"]]
-    docs += [{"text": line, "source": "qa"} for line in qa]
     return docs
 
 

@@ -1,0 +1,38 @@
+"""ROUGE-L of generated text against references (benchmarks.md s. 2.1, pitfall 6).
+
+TOFU and RWKU report ROUGE-L *recall*, MUSE reports ROUGE-L *F1*. OpenUnlearning stems
+(`use_stemmer=True`, our default); MUSE's own code does not (`stemmer=False`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+
+@lru_cache(maxsize=2)
+def _scorer(stemmer: bool):
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=stemmer)
+
+
+def rouge_l(predictions: Sequence[str], references: Sequence[str], stemmer: bool = True) -> list[dict[str, float]]:
+    """Per item {'recall', 'precision', 'f1'} of ROUGE-L (longest common subsequence)."""
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions for {len(references)} references")
+    scores = []
+    for prediction, reference in zip(predictions, references):
+        score = _scorer(stemmer).score(reference, prediction)["rougeL"]
+        scores.append({"recall": score.recall, "precision": score.precision, "f1": score.fmeasure})
+    return scores
+
+
+def rouge_l_recall(predictions: Sequence[str], references: Sequence[str], stemmer: bool = True) -> list[float]:
+    """ROUGE-L recall per item (TOFU, RWKU)."""
+    return [s["recall"] for s in rouge_l(predictions, references, stemmer)]
+
+
+def rouge_l_f1(predictions: Sequence[str], references: Sequence[str], stemmer: bool = True) -> list[float]:
+    """ROUGE-L F1 per item (MUSE)."""
+    return [s["f1"] for s in rouge_l(predictions, references, stemmer)]

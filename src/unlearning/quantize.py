@@ -1,0 +1,97 @@
+"""4-bit NormalFloat (NF4) weight quantization in pure torch (QLoRA, arXiv 2305.14314).
+
+The MASC paper's robustness claim, and the "catastrophic failure of unlearning via
+quantization" it answers (arXiv 2410.16454), are about what remains of an unlearned model once
+its weights are rounded to 4 bits. Here each Linear weight (the language-model head excepted,
+as in transformers' bitsandbytes integration) is cut into blocks of 64 values; every block is
+scaled by its absolute maximum and each value is replaced by the nearest of the 16 NF4 levels.
+`quantize_model` applies this in place as *fake quantization* (weights are dequantized back to
+float32), which gives the same forward pass as a 4-bit kernel up to float rounding; the
+double quantization of the block scales that bitsandbytes adds is not applied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+# the 16 NF4 levels as bitsandbytes stores them: quantiles of N(0, 1), normalised to [-1, 1]
+NF4_LEVELS = torch.tensor([
+    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635,
+    -0.18477343022823334, -0.09105003625154495, 0.0, 0.07958029955625534, 0.16093020141124725,
+    0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+    0.7229568362236023, 1.0,
+])
+DEFAULT_BLOCKSIZE = 64
+_CHUNK = 1 << 22
+
+
+def nf4_quantize(weight: torch.Tensor, blocksize: int = DEFAULT_BLOCKSIZE) -> tuple[torch.Tensor, torch.Tensor]:
+    """Block-wise absmax NF4: returns (codes uint8 `[numel]`, absmax float32 `[n_blocks]`).
+
+    The flattened weight is zero-padded to a multiple of `blocksize`; a block of zeros gets
+    absmax 1 so it divides cleanly.
+    """
+    if blocksize < 1:
+        raise ValueError(f"blocksize must be >= 1, got {blocksize}")
+    flat = weight.detach().float().reshape(-1)
+    padded = torch.nn.functional.pad(flat, (0, (-flat.numel()) % blocksize)).reshape(-1, blocksize)
+    absmax = padded.abs().amax(dim=1)
+    absmax = torch.where(absmax > 0, absmax, torch.ones_like(absmax))
+    normalised = (padded / absmax[:, None]).reshape(-1)  # in [-1, 1]
+    codes = torch.empty(normalised.numel(), dtype=torch.uint8)
+    for start in range(0, normalised.numel(), _CHUNK):  # bounded memory on billion-weight models
+        part = normalised[start:start + _CHUNK]
+        codes[start:start + _CHUNK] = (part[:, None] - NF4_LEVELS).abs().argmin(dim=1).to(torch.uint8)
+    return codes[: flat.numel()], absmax
+
+
+def nf4_dequantize(codes: torch.Tensor, absmax: torch.Tensor, shape: torch.Size,
+                   blocksize: int = DEFAULT_BLOCKSIZE) -> torch.Tensor:
+    """Inverse of `nf4_quantize`: level[code] * absmax of the code's block, in `shape`."""
+    scale = absmax.repeat_interleave(blocksize)[: codes.numel()]
+    return (NF4_LEVELS[codes.long()] * scale).reshape(shape)
+
+
+def nf4_round_trip(weight: torch.Tensor, blocksize: int = DEFAULT_BLOCKSIZE) -> torch.Tensor:
+    """The weight as a 4-bit NF4 kernel sees it (same dtype as the input)."""
+    codes, absmax = nf4_quantize(weight, blocksize)
+    return nf4_dequantize(codes, absmax, weight.shape, blocksize).to(weight.dtype)
+
+
+def max_level_gap() -> float:
+    """Largest distance between adjacent NF4 levels: the rounding error is at most half of it
+    times the block's absmax."""
+    return float((NF4_LEVELS[1:] - NF4_LEVELS[:-1]).max())
+
+
+@dataclass(frozen=True)
+class QuantizationReport:
+    """What `quantize_model` changed: layers, weights, and the mean absolute weight change."""
+
+    layers: int
+    weights: int
+    mean_abs_change: float
+
+
+@torch.no_grad()
+def quantize_model(model: torch.nn.Module, blocksize: int = DEFAULT_BLOCKSIZE,
+                   skip: tuple[str, ...] = ("lm_head",)) -> QuantizationReport:
+    """Fake-quantize every `nn.Linear` weight to NF4 in place (biases and embeddings stay).
+
+    Modules whose qualified name ends with one of `skip` are left alone.
+    """
+    layers = weights = 0
+    change = 0.0
+    for name, module in model.named_modules():
+        if not isinstance(module, torch.nn.Linear) or name.endswith(skip):
+            continue
+        quantized = nf4_round_trip(module.weight, blocksize)
+        change += float((quantized - module.weight).abs().sum())
+        module.weight.copy_(quantized)
+        layers += 1
+        weights += module.weight.numel()
+    if layers == 0:
+        raise ValueError("the model has no nn.Linear layer to quantize")
+    return QuantizationReport(layers, weights, change / weights)

@@ -1,0 +1,78 @@
+"""The learning stage: the plan, the hash-keyed cache, bit-identical retraining, the gates."""
+
+import json
+
+import pytest
+import torch
+
+from unlearning.gates import verdicts
+from unlearning.learning import LearnPlan, learn
+from unlearning.models import TrainConfig, load_model
+
+TINY = {"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
+        "finetune": {"epochs": 1, "batch_size": 64}, "main_oracles": [], "muse": ["muse-news"], "vocab_size": 512}
+
+
+def test_plan_orders_parents_first_and_validates():
+    plan = LearnPlan.from_dict({"sizes": ["xs", "s"], "main_size": "s"})
+    names = [job.name for job in plan.jobs()]
+    assert names.index("base-xs") < names.index("tofu/target-xs") < names.index("base-s")
+    assert "tofu/retain95-s" in names and "tofu/retain95-xs" not in names and "muse-books/retain-s" in names
+    for options, message in [({"sizes": ["xxl"]}, "unknown size 'xxl'"), ({"sizes": ["xs"], "main_size": "s"}, "main_size"),
+                             ({"oracles": ["retain50"]}, "unknown split"), ({"epochs": 3}, "unknown key 'epochs'")]:
+        with pytest.raises(ValueError, match=message):
+            LearnPlan.from_dict(options)
+
+
+@pytest.fixture(scope="module")
+def learned(world, tmp_path_factory):
+    out = tmp_path_factory.mktemp("models")
+    manifest = learn(LearnPlan.from_dict(TINY), world, out, log=lambda _: None)
+    return out, manifest
+
+
+def test_learn_writes_every_model_with_gates(learned):
+    out, manifest = learned
+    assert set(manifest) == {"base-xs", "tofu/target-xs", "tofu/retain90-xs", "muse-news/target-xs", "muse-news/retain-xs"}
+    info = json.loads((out / "tofu" / "target-xs" / "learning.json").read_text())
+    assert info["parent"] == "base-xs" and info["examples"] == 200
+    assert {"forget_rougeL_recall", "forget_paraphrase_accuracy"} <= set(manifest["tofu/target-xs"]["gates"])
+    assert {"probe_trained_form", "wmdp-bio_accuracy"} <= set(manifest["base-xs"]["gates"])
+    assert "muse-news_verbmem" in manifest["muse-news/target-xs"]["gates"]
+    assert {row["check"] for row in verdicts(manifest)} >= {"target forget ROUGE-L > oracle + 0.3"}
+
+
+def test_second_run_trains_nothing_and_a_data_change_retrains_the_chain(learned, world, tmp_path):
+    out, _ = learned
+    messages = []
+    learn(LearnPlan.from_dict(TINY), world, out, log=messages.append)
+    assert all(m.startswith("up to date") for m in messages)
+    # a changed fine-tuning config retrains the fine-tuned models but not the base
+    messages.clear()
+    changed = {**TINY, "finetune": {"epochs": 1, "batch_size": 32}}
+    copy = tmp_path / "models"
+    import shutil
+
+    shutil.copytree(out, copy)
+    learn(LearnPlan.from_dict(changed), world, copy, log=messages.append)
+    assert messages[0] == "up to date: base-xs" and all(m.startswith("learned") for m in messages[1:])
+
+
+def test_same_seed_gives_bit_identical_weights(learned, world, tmp_path):
+    out, _ = learned
+    plan = LearnPlan.from_dict({**TINY, "muse": []})
+    learn(plan, world, tmp_path, log=lambda _: None)
+    for name in ("base-xs", "tofu/target-xs"):
+        a, b = load_model(out / name), load_model(tmp_path / name)
+        assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters())), name
+
+
+def test_train_config_rejects_nonsense():
+    with pytest.raises(TypeError):
+        TrainConfig(epoch=3)
+
+
+@pytest.mark.parametrize("bad", [{"epochs": 0}, {"lr": -1.0}, {"batch_size": 0}, {"warmup_fraction": 1.0}])
+def test_train_config_rejects_bad_values(bad):
+    with pytest.raises(ValueError):
+        TrainConfig(**bad)

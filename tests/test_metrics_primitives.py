@@ -1,0 +1,58 @@
+"""Generation, ROUGE-L and option scoring against slow, obvious references."""
+
+import pytest
+import torch
+
+from unlearning.data import encode_qa
+from unlearning.losses import sequence_logprob
+from unlearning.metrics.choice import choice_accuracy, option_logprobs
+from unlearning.metrics.generation import cut_at_stops, greedy_generate
+from unlearning.metrics.rouge import rouge_l, rouge_l_f1, rouge_l_recall
+
+
+def test_rouge_l_matches_a_hand_computed_lcs():
+    # reference 6 tokens, prediction 4 tokens, LCS "the cat on mat" = 4
+    scores = rouge_l(["the cat on mat"], ["the cat sat on the mat"], stemmer=False)[0]
+    assert scores["recall"] == pytest.approx(4 / 6) and scores["precision"] == pytest.approx(1.0)
+    assert scores["f1"] == pytest.approx(2 * (4 / 6) / (1 + 4 / 6))
+    assert rouge_l_recall(["cats running"], ["cat runs"], stemmer=True) == [1.0]
+    assert rouge_l_f1(["cats running"], ["cat runs"], stemmer=False) == [0.0]
+    with pytest.raises(ValueError):
+        rouge_l(["a"], [])
+
+
+def test_cut_at_stops():
+    assert cut_at_stops("Paris.\n\nQuestion: x", ("\n\n", "Question:")) == "Paris."
+    assert cut_at_stops("no stop", ("\n\n",)) == "no stop"
+
+
+def _slow_greedy(model, tokenizer, prompt, steps):
+    ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    out = []
+    for _ in range(steps):
+        with torch.no_grad():
+            nxt = int(model(input_ids=torch.tensor([ids])).logits[0, -1].argmax())
+        if nxt == tokenizer.eos_token_id:
+            break
+        ids.append(nxt), out.append(nxt)
+    return tokenizer.decode(out, skip_special_tokens=True).strip()
+
+
+def test_batched_left_padded_generation_equals_one_by_one_decoding(target, tokenizer):
+    prompts = ["Question: Where was Ann born?\nAnswer:", "Question: Who?\nAnswer:", "The capital of"]
+    batched = greedy_generate(target, tokenizer, prompts, max_new_tokens=8, batch_size=3)
+    assert batched == [_slow_greedy(target, tokenizer, p, 8) for p in prompts]
+    assert tokenizer.padding_side == "right"  # restored
+
+
+def test_option_scores_equal_summed_answer_logprobs(target, tokenizer):
+    question, options = "Where was Ann born?", ["Ann was born in Fenrow.", "Ann was born in Ivel."]
+    scores = option_logprobs(target, tokenizer, [(question, options)])[0]
+    for score, option in zip(scores, options):
+        encoded = encode_qa(tokenizer, question, option, eos=False)
+        with torch.no_grad():
+            logits = target(input_ids=torch.tensor([encoded.input_ids])).logits
+        assert float(score) == pytest.approx(float(sequence_logprob(logits, torch.tensor([encoded.labels]))[0]), abs=1e-4)
+    best = int(scores.argmax())
+    assert choice_accuracy(target, tokenizer, [{"question": question, "choices": options, "answer": best}]) == 1.0
+    assert choice_accuracy(target, tokenizer, [{"question": question, "choices": options, "answer": 1 - best}]) == 0.0
