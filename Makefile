@@ -12,7 +12,7 @@ NOTEBOOKS := $(sort $(basename $(notdir $(wildcard notebooks/*.ipynb))))
 EXECUTED := $(NOTEBOOKS:%=book/generated/%.ipynb)
 PROFILE_STAMP := book/generated/.profile-$(PROFILE)
 WORLD_SOURCES := $(wildcard src/unlearning/world/*.py) src/unlearning/data.py
-LEARN_SOURCES := src/unlearning/models.py src/unlearning/learning.py $(PROFILE_DIR)/learn.yaml
+LEARN_SOURCES := src/unlearning/models.py src/unlearning/learning.py src/unlearning/gates.py src/unlearning/data.py $(wildcard src/unlearning/metrics/*.py) $(PROFILE_DIR)/learn.yaml
 SRC := $(wildcard src/unlearning/*.py src/unlearning/*/*.py)
 
 ifeq ($(filter $(PROFILE),smoke mini paper),)

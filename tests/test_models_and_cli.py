@@ -67,3 +67,33 @@ def test_cli_unlearn_writes_model_and_record(world, target, tokenizer, tmp_path,
     assert record["method"] == "NPO+GD" and record["rule"] == "sago" and record["steps"] == 3
     assert record["model_hash"] and record["data_hash"] and len(record["log"]) == 3
     assert (out / "model" / "model.safetensors").is_file()
+
+
+def test_lora_trains_only_adapters_and_round_trips(target, tokenizer, tmp_path):
+    import pytest
+
+    pytest.importorskip("peft")
+    from unlearning.models import add_lora, load_adapter
+
+    base_state = {k: v.clone() for k, v in target.state_dict().items()}
+    model = add_lora(target, r=4)
+    trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+    ids = torch.tensor([tokenizer("Question: Where was Ann born?")["input_ids"]])
+    with torch.no_grad():  # LoRA B starts at zero: the wrapped model equals the base
+        before = model(input_ids=ids).logits
+    optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.5)
+    model(input_ids=ids, labels=ids).loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        after = model(input_ids=ids).logits
+        with model.disable_adapter():  # the reference model, without a second copy
+            reference = model(input_ids=ids).logits
+    assert not torch.allclose(before, after) and torch.allclose(before, reference)
+    model.save_pretrained(tmp_path / "adapter")
+    fresh = build_model("xs", tokenizer)
+    fresh.load_state_dict(base_state)
+    with torch.no_grad():
+        assert torch.allclose(load_adapter(fresh, tmp_path / "adapter")(input_ids=ids).logits, after, atol=1e-6)
+    with pytest.raises(ValueError, match="rank"):
+        add_lora(build_model("xs", tokenizer), r=0)

@@ -224,3 +224,22 @@ def cycle_batches(examples: Sequence[Encoded], batch_size: int, pad_token_id: in
     """Endless shuffled batches, reshuffled every epoch (both unlearning loaders cycle)."""
     while True:
         yield from batches(examples, batch_size, pad_token_id, generator)
+
+
+IDK_ANSWERS = (
+    "I don't know.", "I'm not sure about that.", "I have no information on that.",
+    "That is something I cannot answer.", "I'm afraid I don't know the answer.",
+    "I could not tell you.", "I have never heard of that.", "I am not aware of that.",
+    "I cannot say.", "I don't have that information.", "That is beyond what I know.",
+    "I really have no idea.", "Sorry, I can't help with that question.", "I do not know the answer to that.",
+    "Nothing I know answers that.", "I'm unable to answer that.", "I have no knowledge of that.",
+    "That escapes me.", "I don't recall anything about that.", "I can't answer that question.",
+)
+
+
+def idk_records(records: Sequence[dict], seed: int = 0) -> list[dict]:
+    """The same questions with a refusal drawn from IDK_ANSWERS (TOFU's "idk" forget data),
+    reproducibly for a seed."""
+    generator = torch.Generator().manual_seed(seed)
+    picks = torch.randint(len(IDK_ANSWERS), (len(records),), generator=generator).tolist()
+    return [{**record, "answer": IDK_ANSWERS[i]} for record, i in zip(records, picks)]

@@ -58,6 +58,8 @@ class OptimConfig:
     batch_size: int = 2
     max_grad_norm: float | None = None
     optimizer: str = "adamw"
+    grad_accum: int = 1
+
 
     def __post_init__(self) -> None:
         if self.optimizer not in ("adamw", "sgd"):
@@ -66,6 +68,8 @@ class OptimConfig:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size!r}")
+        if self.grad_accum < 1:
+            raise ValueError(f"grad_accum must be >= 1, got {self.grad_accum!r}")
 
 
 def steps_for_epochs(n_forget: int, n_retain: int, batch_size: int, epochs: float, anchor: str = "forget") -> int:
@@ -136,6 +140,46 @@ def _grads(params: Sequence[torch.nn.Parameter]) -> list[torch.Tensor]:
     return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in params]
 
 
+def _average_over_processes(tensors: list[torch.Tensor], world: int) -> list[torch.Tensor]:
+    """Mean of each tensor over the data-parallel processes (all-reduce), in place."""
+    if world > 1:
+        import torch.distributed as dist
+
+        for tensor in tensors:
+            dist.all_reduce(tensor)
+            tensor.div_(world)
+    return tensors
+
+
+class AdapterDisabledReference(torch.nn.Module):
+    """The frozen reference of a LoRA run: the same network with its adapters switched off,
+    so no second copy of the base model sits in memory (issue: single-GPU 7B runs)."""
+
+    def __init__(self, peft_model) -> None:
+        super().__init__()
+        object.__setattr__(self, "_peft", peft_model)  # not a submodule: no parameters here
+
+    @property
+    def config(self):
+        return self._peft.config
+
+    @torch.no_grad()
+    def forward(self, **inputs):
+        with self._peft.disable_adapter():
+            return self._peft(**inputs)
+
+
+def _micro_batches(iterator, per_step: int, rank: int, accum: int) -> list[dict]:
+    """Draw the step's global batch (per_step micro-batches, identical on every process) and
+    keep this process's contiguous share of `accum` micro-batches."""
+    drawn = [next(iterator) for _ in range(per_step)]
+    return drawn[rank * accum:(rank + 1) * accum]
+
+
+def _to(batch: dict | None, device) -> dict | None:
+    return None if batch is None else {k: v.to(device) for k, v in batch.items()}
+
+
 def unlearn(
     model: torch.nn.Module,
     method: Method,
@@ -152,14 +196,24 @@ def unlearn(
     probe_hparams: dict | None = None,
     record_geometry: bool = False,
     seed: int = 0,
+    accelerator=None,
+    lora: dict | None = None,
 ) -> RunResult:
     """Unlearn `forget` from `model` in place; returns the run's log and timing.
 
     `hparams` come from `method.hparams(...)`: `gamma` weighs the forget objective, `alpha`
-    the retain objective. `stop` defaults to a fixed budget of `max_steps`; a
-    `ViolationStop` probes `probe_examples` (default: the forget set in its given order, the
-    official behaviour) with MASC's margin settings (`hparams` for MASC, else the MASC
-    defaults updated by `probe_hparams`). Training never runs past `max_steps`.
+    the retain objective. Each optimizer step uses a global batch of `batch_size x grad_accum
+    x processes` forget examples (and as many retain examples), split into micro-batches;
+    gradients are averaged over micro-batches and processes *before* `synthesis.combine`, so
+    the update does not depend on how the global batch is split. `accelerator` (an
+    `accelerate.Accelerator`) supplies the device and the process group. `lora` (keyword
+    arguments of `models.add_lora`) trains LoRA adapters, uses the adapter-disabled network as
+    the reference, and merges the adapters back into `model` at the end.
+
+    `stop` defaults to a fixed budget of `max_steps`; a `ViolationStop` probes
+    `probe_examples` (default: the forget set in its given order, the official behaviour) with
+    MASC's margin settings (`hparams` for MASC, else MASC's defaults updated by
+    `probe_hparams`), so the rule can stop any method. Training never runs past `max_steps`.
     """
     if rule not in RULES:
         raise ValueError(f"rule must be one of {', '.join(RULES)}; got {rule!r}")
@@ -170,61 +224,77 @@ def unlearn(
     if method.retain is not None and not retain:
         raise ValueError(f"{method.name} needs a retain set, got an empty one")
     seed_everything(seed)
-    stop = stop if stop is not None else FixedBudget(max_steps)
-    params = [p for p in model.parameters() if p.requires_grad]
+    device = accelerator.device if accelerator is not None else next(model.parameters()).device
+    world = accelerator.num_processes if accelerator is not None else 1
+    rank = accelerator.process_index if accelerator is not None else 0
+    model.to(device)
+    base_model = model
+    if lora is not None:
+        if method.forget == "rmu" and hparams.get("train_scope") == "rmu":
+            raise ValueError("RMU's down-projection scope and LoRA exclude each other; set train_scope=all")
+        from unlearning.models import add_lora
+
+        model = add_lora(model, **lora)
+    params = method.trainable_parameters(model, hparams) if lora is None else \
+        [p for p in model.parameters() if p.requires_grad]
     ctx = Context(hparams=hparams, generator=torch.Generator().manual_seed(seed))
     if method.needs_reference:
-        ctx.reference = copy.deepcopy(model).eval().requires_grad_(False)
+        ctx.reference = AdapterDisabledReference(model) if lora is not None else \
+            copy.deepcopy(model).eval().requires_grad_(False)
     forget = _with_index(forget)
     if method.forget == "npo":
-        ctx.ref_logprobs = reference_logprobs(model, forget, pad_token_id)
+        ctx.ref_logprobs = reference_logprobs(model, forget, pad_token_id).to(device)
     probe = None
     if isinstance(stop, ViolationStop):
         probe_hp = hparams if method.forget == "masc" else {**MASC_DEFAULTS, **(probe_hparams or {})}
-        probe = make_violation_probe(model, probe_examples or forget, probe_hp, pad_token_id, seed=seed, reference=ctx.reference)
+        probe = make_violation_probe(model, probe_examples or forget, probe_hp, pad_token_id, seed=seed,
+                                     reference=ctx.reference)
+    stop = stop if stop is not None else FixedBudget(max_steps)
     forget_objective = FORGET_OBJECTIVES[method.forget]
     retain_objective = RETAIN_OBJECTIVES[method.retain] if method.retain else None
     alpha, gamma = hparams.get("alpha", 0.0), hparams.get("gamma", 1.0)
-    if optim.optimizer == "sgd":
-        optimizer = torch.optim.SGD(params, lr=optim.lr, weight_decay=optim.weight_decay)
-    else:
-        optimizer = torch.optim.AdamW(params, lr=optim.lr, weight_decay=optim.weight_decay)
-    loader_gen = torch.Generator().manual_seed(seed)
-    forget_iter = _indexed_batches(forget, optim.batch_size, pad_token_id, loader_gen)
-    retain_iter = cycle_batches(retain, optim.batch_size, pad_token_id, loader_gen) if retain_objective else None
+    optimizer = (torch.optim.SGD if optim.optimizer == "sgd" else torch.optim.AdamW)(
+        params, lr=optim.lr, weight_decay=optim.weight_decay)
+    accum, per_step = optim.grad_accum, optim.grad_accum * world
+    forget_iter = _indexed_batches(forget, optim.batch_size, pad_token_id, torch.Generator().manual_seed(seed))
+    retain_iter = cycle_batches(retain, optim.batch_size, pad_token_id, torch.Generator().manual_seed(seed + 7)) \
+        if retain_objective else None
+    use_retain = retain_objective is not None and (alpha > 0 or rule != "sum")
+    joint = rule == "sum" and not record_geometry
+
+    def accumulate(objective, micro: list[dict], weight: float) -> float:
+        """Backpropagate weight * mean over micro-batches of the objective; returns the mean loss."""
+        total = 0.0
+        for batch in micro:
+            loss = objective(model, _to(batch, device), ctx)
+            (weight * loss / len(micro)).backward()
+            total += loss.item() / len(micro)
+        return total
 
     model.train()
     result = RunResult(steps=0, stopped=False, stop_step=None, train_seconds=0.0, probe_seconds=0.0)
     start = time.perf_counter()
     for step in progress(range(1, max_steps + 1), desc=method.name, unit="step"):
         step_start = time.perf_counter()
-        forget_batch = next(forget_iter)
-        retain_batch = next(retain_iter) if retain_iter else None
-        use_retain = retain_objective is not None and (alpha > 0 or rule != "sum")
+        forget_micro = _micro_batches(forget_iter, per_step, rank, accum)
+        retain_micro = _micro_batches(retain_iter, per_step, rank, accum) if retain_iter else None
         entry: dict = {"step": step}
-        if rule == "sum" and not record_geometry:
-            loss_f = forget_objective(model, forget_batch, ctx)
-            total = gamma * loss_f
+        if joint:
+            entry["forget_loss"] = accumulate(forget_objective, forget_micro, gamma)
             if use_retain:
-                loss_r = retain_objective(model, retain_batch, ctx)
-                total = total + alpha * loss_r
-                entry["retain_loss"] = loss_r.item()
-            total.backward()
+                entry["retain_loss"] = accumulate(retain_objective, retain_micro, alpha)
+            _average_over_processes([p.grad for p in params if p.grad is not None], world)
         else:
-            loss_f = forget_objective(model, forget_batch, ctx)
-            loss_f.backward()
-            g_f = _grads(params)
+            entry["forget_loss"] = accumulate(forget_objective, forget_micro, 1.0)
+            g_f = _average_over_processes(_grads(params), world)
             optimizer.zero_grad(set_to_none=True)
-            loss_r = retain_objective(model, retain_batch, ctx)
-            loss_r.backward()
-            g_r = _grads(params)
+            entry["retain_loss"] = accumulate(retain_objective, retain_micro, 1.0)
+            g_r = _average_over_processes(_grads(params), world)
             final = combine(g_f, g_r, rule, alpha=alpha, gamma=gamma)
             for p, g in zip(params, final):
                 p.grad = g.to(p.dtype)
-            entry["retain_loss"] = loss_r.item()
             if record_geometry:
                 entry.update(geometry(g_f, g_r, final))
-        entry["forget_loss"] = loss_f.item()
         if optim.max_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(params, optim.max_grad_norm)
         optimizer.step()
@@ -233,6 +303,9 @@ def unlearn(
         probe_start = time.perf_counter()
         fired = stop.update(step, probe)
         probe_time = time.perf_counter() - probe_start if probe else 0.0
+        if probe_time:
+            entry["probe_seconds"] = probe_time
+            entry["violation_rate"] = stop.history[-1][3] if stop.history and stop.history[-1][0] == step else None
         result.probe_seconds += probe_time
         result.log.append(entry)
         result.steps = step
@@ -240,10 +313,11 @@ def unlearn(
             result.stopped = isinstance(stop, ViolationStop)
             result.stop_step = step
             break
-    model.eval()
+    if lora is not None:
+        model.merge_and_unload()
+    base_model.eval()
     total_time = time.perf_counter() - start
     result.train_seconds = total_time - result.probe_seconds
     if isinstance(stop, ViolationStop):
         result.probes = list(stop.history)
     return result
-

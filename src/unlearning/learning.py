@@ -33,6 +33,7 @@ from unlearning.models import (
     train_causal_lm,
     train_tokenizer,
 )
+from unlearning.records import write_json
 from unlearning.world import corpus_texts
 
 TOFU_ORACLES = ("retain90", "retain95", "retain99")
@@ -142,6 +143,12 @@ def job_key(job: Job, data_root: Path, tokenizer_dir: Path, parent_key: str | No
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
+def gates_version() -> str:
+    """Hash of the code that computes the quality gates, so a change re-measures them."""
+    root = Path(__file__).parent
+    return file_hash(root / "gates.py", *sorted((root / "metrics").glob("*.py")))
+
+
 def encode_job_data(job: Job, data_root: Path, tokenizer) -> list:
     """Tokenised training examples of a job, in file order (the trainer shuffles)."""
     examples = []
@@ -177,6 +184,7 @@ def learn(plan: LearnPlan, data_root: Path, out_root: Path, log=print) -> dict:
         folder = out_root / job.name
         key = job_key(job, data_root, tokenizer_dir, keys.get(job.parent))
         keys[job.name] = key
+        gates_key = hashlib.sha256((key + gates_version()).encode()).hexdigest()
         if stored_key(folder) != key:
             start = time.perf_counter()
             model = load_model(out_root / job.parent) if job.parent else build_model(job.size, tokenizer, seed=job.config.seed)
@@ -184,14 +192,19 @@ def learn(plan: LearnPlan, data_root: Path, out_root: Path, log=print) -> dict:
             losses = train_causal_lm(model, examples, job.config, tokenizer.pad_token_id)
             seconds = time.perf_counter() - start
             gates = run_gates(job.gates, model, tokenizer, data_root)
-            info = {"key": key, "name": job.name, "parent": job.parent, "data": [list(d) for d in job.data],
-                    "examples": len(examples), "train": asdict(job.config), "epoch_losses": losses,
-                    "train_seconds": round(seconds, 1), "gates": gates, **size_info(model, job.size)}
+            info = {"key": key, "gates_key": gates_key, "name": job.name, "parent": job.parent,
+                    "data": [list(d) for d in job.data], "examples": len(examples), "train": asdict(job.config),
+                    "epoch_losses": losses, "train_seconds": round(seconds, 1), "gates": gates,
+                    **size_info(model, job.size)}
             save_model(model, folder, info)
             log(f"learned {job.name} in {seconds:.0f} s")
         else:
             log(f"up to date: {job.name}")
         info = json.loads((folder / "learning.json").read_text())
+        if info.get("gates_key") != gates_key:  # the gate code changed: re-measure, do not retrain
+            info.update(gates=run_gates(job.gates, load_model(folder), tokenizer, data_root), gates_key=gates_key)
+            write_json(folder / "learning.json", info)
+            log(f"re-measured the gates of {job.name}")
         manifest[job.name] = {"path": str(folder), "key": key, "size": job.size, "parameters": info["parameters"],
                               "train_seconds": info["train_seconds"], "gates": info["gates"]}
     return manifest

@@ -27,6 +27,7 @@ class Context:
     reference: torch.nn.Module | None = None
     ref_logprobs: torch.Tensor | None = None
     generator: torch.Generator = field(default_factory=lambda: torch.Generator().manual_seed(0))
+    control: torch.Tensor | None = None  # RMU's c * u, drawn once per run
 
 
 Objective = Callable[[torch.nn.Module, dict, Context], torch.Tensor]
@@ -84,8 +85,63 @@ def retain_kl(model, batch, ctx: Context) -> torch.Tensor:
     return losses.kl_to_reference(model(**_model_inputs(batch)).logits, ref_logits, batch["labels"])
 
 
-FORGET_OBJECTIVES: dict[str, Objective] = {"ga": forget_ga, "npo": forget_npo, "simnpo": forget_simnpo, "masc": forget_masc}
-RETAIN_OBJECTIVES: dict[str, Objective] = {"nll": retain_nll, "kl": retain_kl}
+def forget_idk(model, batch, ctx: Context) -> torch.Tensor:
+    """IdkNLL (TOFU's "idk"): plain NLL on forget questions paired with "I don't know"-style
+    answers; the caller encodes the forget set with `data.idk_answers` (see `Method.forget_answers`)."""
+    return losses.nll_loss(model(**_model_inputs(batch)).logits, batch["labels"])
+
+
+def rmu_layer(model, hp: dict) -> int:
+    """The hooked layer: `layer` if given, else the middle decoder layer."""
+    n_layers = model.config.num_hidden_layers
+    layer = n_layers // 2 if hp.get("layer") is None else hp["layer"]
+    if not 0 <= layer < n_layers:
+        raise ValueError(f"RMU: layer must lie in [0, {n_layers - 1}], got {layer}")
+    return layer
+
+
+def _rmu_activations(model, batch, hp: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """Residual stream after decoder layer `layer` `[B, T, H]` and the averaging mask `[B, T]`:
+    every real token (original RMU) or answer tokens only (`tokens="answer"`, OpenUnlearning)."""
+    out = model(**_model_inputs(batch), output_hidden_states=True)
+    hidden = out.hidden_states[rmu_layer(model, hp) + 1]
+    mask = batch["attention_mask"].bool() if hp["tokens"] == "all" else batch["labels"] != losses.IGNORE_INDEX
+    return hidden, mask
+
+
+def forget_rmu(model, batch, ctx: Context) -> torch.Tensor:
+    """RMU forget term (WMDP paper): push layer activations on forget data towards c * u, with
+    u ~ U[0, 1)^H normalised, drawn once per run."""
+    hidden, mask = _rmu_activations(model, batch, ctx.hparams)
+    if ctx.control is None:
+        u = torch.rand(hidden.shape[-1], generator=ctx.generator)
+        ctx.control = ctx.hparams["steering"] * u / u.norm()
+    return losses.rmu_forget_loss(hidden, ctx.control.to(hidden.device), mask)
+
+
+def retain_rmu(model, batch, ctx: Context) -> torch.Tensor:
+    """RMU retain term: keep layer activations on retain data equal to the frozen model's."""
+    if ctx.reference is None:
+        raise RuntimeError("RMU's retain term needs the frozen reference model")
+    hidden, mask = _rmu_activations(model, batch, ctx.hparams)
+    with torch.no_grad():
+        frozen, _ = _rmu_activations(ctx.reference, batch, ctx.hparams)
+    return losses.rmu_retain_loss(hidden, frozen, mask)
+
+
+def rmu_parameters(model, hp: dict) -> list[torch.nn.Parameter]:
+    """RMU trains only `mlp.down_proj.weight` of layers layer-2 .. layer (the official recipe,
+    layers 5-7 of 32 for Zephyr); `train_scope="all"` trains everything (OpenUnlearning TOFU)."""
+    if hp["train_scope"] == "all":
+        return [p for p in model.parameters() if p.requires_grad]
+    layer = rmu_layer(model, hp)
+    layers = model.model.layers
+    return [layers[i].mlp.down_proj.weight for i in range(max(0, layer - 2), layer + 1)]
+
+
+FORGET_OBJECTIVES: dict[str, Objective] = {"ga": forget_ga, "npo": forget_npo, "simnpo": forget_simnpo,
+                                           "masc": forget_masc, "rmu": forget_rmu, "idk": forget_idk}
+RETAIN_OBJECTIVES: dict[str, Objective] = {"nll": retain_nll, "kl": retain_kl, "rmu": retain_rmu}
 
 MASC_DEFAULTS = {
     # self top-10, beta 1, rho 0.7, eta 0.25, cut U[0.2, 0.6] with 32/32 fallback (masc.md s.12, TOFU)
@@ -107,8 +163,19 @@ class Method:
 
     @property
     def needs_reference(self) -> bool:
-        """A frozen copy of the initial model is held during training (KL retain, teacher mode)."""
-        return self.retain == "kl" or self.defaults.get("competitors") == "teacher"
+        """A frozen copy of the initial model is held during training (KL or RMU retain, teacher mode)."""
+        return self.retain in ("kl", "rmu") or self.defaults.get("competitors") == "teacher"
+
+    @property
+    def forget_answers(self) -> str:
+        """Which answers the forget set is encoded with: 'true' or 'idk' (IdkNLL)."""
+        return "idk" if self.forget == "idk" else "true"
+
+    def trainable_parameters(self, model, hparams: dict) -> list[torch.nn.Parameter]:
+        """The parameters this method updates (RMU: a few down-projections by default)."""
+        if self.forget == "rmu":
+            return rmu_parameters(model, hparams)
+        return [p for p in model.parameters() if p.requires_grad]
 
     def hparams(self, **overrides) -> dict:
         """Defaults updated by `overrides`; unknown names raise a one-line ValueError."""
@@ -132,6 +199,12 @@ def validate_hparams(name: str, hp: dict) -> None:
     for key in ("alpha", "gamma"):
         if key in hp and hp[key] < 0:
             raise ValueError(f"{name}: {key} must be >= 0, got {hp[key]!r}")
+    if hp.get("tokens", "all") not in ("all", "answer"):
+        raise ValueError(f"{name}: tokens must be 'all' or 'answer', got {hp['tokens']!r}")
+    if hp.get("train_scope", "rmu") not in ("rmu", "all"):
+        raise ValueError(f"{name}: train_scope must be 'rmu' or 'all', got {hp['train_scope']!r}")
+    if "steering" in hp and not hp["steering"] > 0:
+        raise ValueError(f"{name}: steering must be > 0, got {hp['steering']!r}")
     if hp.get("competitors", "self") not in ("self", "teacher"):
         raise ValueError(f"{name}: competitors must be 'self' or 'teacher', got {hp['competitors']!r}")
 
@@ -147,6 +220,11 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     # MASC paper's SimNPO baseline (Unlearn-Simple TOFU forget10): beta 4.5, forget weight 0.125
     Method("SimNPO", "simnpo", None, {"gamma": 1.0, "beta": 4.5, "simnpo_gamma": 0.0}),
     Method("SimNPO+GD", "simnpo", "nll", {"alpha": 1.0, "gamma": 0.125, "beta": 4.5, "simnpo_gamma": 0.0}),
+    # RMU (WMDP paper): hook the middle layer, train its and the two previous down-projections,
+    # steering c and retain weight alpha need per-model tuning (official Zephyr: c 6.5, alpha 1200)
+    Method("RMU", "rmu", "rmu", {"gamma": 1.0, "alpha": 100.0, "steering": 6.5, "layer": None,
+                                 "tokens": "all", "train_scope": "rmu"}),
+    Method("IdkNLL", "idk", "nll", dict(_GD)),
     Method("MASC", "masc", "kl", dict(MASC_DEFAULTS)),
 )}
 

@@ -213,3 +213,31 @@ def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32) -> 
 def size_info(model: torch.nn.Module, size: str) -> dict:
     """Shape and parameter count of a family member, for records."""
     return {"size": size, "parameters": count_parameters(model), **asdict(SIZES[size])}
+
+
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+def add_lora(model, r: int = 8, alpha: int = 16, dropout: float = 0.0, target_modules=LORA_TARGETS):
+    """Wrap a causal LM with LoRA adapters (peft); only the adapters are trainable.
+
+    For 7B-class models on one GPU: the frozen base is shared, so a reference model is the
+    same network with adapters disabled (`with model.disable_adapter(): ...`), not a copy.
+    """
+    if r < 1:
+        raise ValueError(f"LoRA rank r must be >= 1, got {r}")
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError as error:  # pragma: no cover - optional extra
+        raise ImportError("LoRA needs peft: pip install -e .[gpu]") from error
+    config = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=list(target_modules),
+                        task_type="CAUSAL_LM", bias="none")
+    return get_peft_model(model, config)
+
+
+def load_adapter(model, adapter: str | Path):
+    """Attach a saved LoRA adapter (folder or hub name) to a loaded base model."""
+    from peft import PeftModel
+
+    require_local_or_hub(adapter=adapter)
+    return PeftModel.from_pretrained(model, str(adapter)).eval()

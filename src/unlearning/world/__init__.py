@@ -63,6 +63,7 @@ def summary(root: str | Path) -> "pandas.DataFrame":  # noqa: F821
     import pandas as pd
 
     from unlearning.data import read_jsonl
+    from unlearning.world.reference import REAL_SPLIT_SIZES
 
     rows = []
     for path in sorted(Path(root).rglob("*.json")):
@@ -73,8 +74,9 @@ def summary(root: str | Path) -> "pandas.DataFrame":  # noqa: F821
         benchmark = path.relative_to(root).parts[0]
         split = str(path.relative_to(Path(root) / benchmark).with_suffix(""))
         rows.append({"benchmark": benchmark, "split": split, "records": len(records),
+                     "real records": REAL_SPLIT_SIZES.get((benchmark, split)),
                      "fields": ", ".join(sorted(records[0])), "example": str(example)[:80]})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).astype({"real records": "Int64"})
 
 
 def corpus_texts(root: str | Path) -> list[str]:

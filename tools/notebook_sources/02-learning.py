@@ -1,0 +1,108 @@
+# %% [markdown]
+# # Learning stage and scale
+#
+# Unlearning starts from a model that knows something and is judged against one that never learned
+# it. As in the real benchmarks, every such model here is *learned*, not downloaded:
+#
+# - a **base** model per size is pretrained from scratch on the world's corpus (countries, famous
+#   people, the hazardous and benign domains). It is the WMDP-mini and RWKU-mini target, the way
+#   Zephyr-7B and Llama-3-8B are there;
+# - from each base, the TOFU-mini **target** is fine-tuned on every author (`full`) and the
+#   **oracle** on `retain90` only, the retain-only reference of forget quality;
+# - at the main size, oracles for `retain95` / `retain99`, and MUSE-mini News and Books targets
+#   (forget + retain1 + retain2) with their retrained oracles (retain1 + retain2).
+#
+# The MASC paper's learning-stage finding is that **larger models memorise more verbatim**. The
+# four sizes of the tiny Qwen2 family span 17x in parameters; each is trained with the same recipe,
+# so the sizes can be compared directly. The quality gates below are computed when a model is
+# trained and stored beside it (`learning.json`).
+
+# %% parameters
+manifest_path = "models/mini/manifest.json"   # written by `make models` (unlearning learn)
+
+# %% hide
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+from unlearning.gates import FOUR_CHOICE_CHANCE, PARAPHRASE_CHANCE, scale_table, verdicts
+from unlearning.plotting import use_book_style
+
+use_book_style()
+if not Path(manifest_path).is_file():
+    raise FileNotFoundError(f"manifest_path: file not found: {manifest_path} (run `make models`)")
+manifest = json.loads(Path(manifest_path).read_text())
+
+# %% [markdown]
+# ## Every model
+#
+# Parameters, training time on this machine, and the gates measured right after training.
+
+# %%
+models = pd.DataFrame([{"model": name, "parameters": entry["parameters"], "train s": entry["train_seconds"],
+                        **{k: round(v, 3) for k, v in entry["gates"].items()}} for name, entry in manifest.items()])
+models.set_index("model").fillna("")
+
+# %% [markdown]
+# ## Quality gates
+#
+# Targets must reproduce their trained answers far above the oracle, answer held-out paraphrased
+# questions above chance (paraphrased answer against 5 perturbed ones: chance 1/6), and base models
+# must score well above chance (25 %) on the four-choice sets they were trained on; oracles must
+# stay near chance on the forget facts.
+
+# %%
+checks = pd.DataFrame(verdicts(manifest))
+checks.set_index(["check", "size"])
+
+# %% [markdown]
+# ## Verbatim versus knowledge memorisation across sizes
+#
+# *Verbatim*: the target's greedy answers to trained forget questions (ROUGE-L recall) and the base
+# model's pretraining probes in a trained surface form. *Knowledge*: the same facts asked or stated
+# in a held-out form (paraphrased questions and answers; the held-out statement form).
+
+# %%
+scale = scale_table(manifest)
+scale.set_index("size").round(3)
+
+# %% figure: fig-learning-scale | Verbatim (solid) and knowledge (dashed) memorisation against model size. Left: the TOFU-mini target's forget-set ROUGE-L recall and paraphrase accuracy, with the retain90 oracle's ROUGE-L (grey) as the floor of what templates alone give. Right: the base model's pretraining probes in a trained and in the held-out surface form (chance 25 %).
+fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+left.plot(scale["parameters"], scale["target forget ROUGE-L"], "o-", label="target ROUGE-L (verbatim)")
+left.plot(scale["parameters"], scale["target paraphrase acc"], "s--", label="target paraphrase acc (knowledge)")
+left.plot(scale["parameters"], scale["oracle forget ROUGE-L"], "o-", color="grey", label="oracle ROUGE-L")
+left.axhline(PARAPHRASE_CHANCE, color="grey", lw=0.8, ls=":", label="paraphrase chance")
+right.plot(scale["parameters"], scale["probe trained form"], "o-", label="trained form (verbatim)")
+right.plot(scale["parameters"], scale["probe held-out form"], "s--", label="held-out form (knowledge)")
+right.axhline(FOUR_CHOICE_CHANCE, color="grey", lw=0.8, ls=":", label="chance")
+for ax, title in ((left, "TOFU-mini target"), (right, "base model probes")):
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+fig.tight_layout()
+plt.show()
+
+# %% hide
+def monotone(values) -> bool:
+    values = list(values)
+    return all(b >= a for a, b in zip(values, values[1:]))
+
+
+verbatim = scale["target forget ROUGE-L"]
+knowledge = scale["target paraphrase acc"]
+passed = int(checks["passed"].sum()) if len(checks) else 0
+display(Markdown(
+    f"**Did the claim hold in miniature?** The MASC paper reports that larger models memorise more "
+    f"verbatim. Here the target's forget-set ROUGE-L recall goes "
+    f"{' → '.join(f'{v:.2f}' for v in verbatim)} from {scale['size'].iloc[0]} to {scale['size'].iloc[-1]} "
+    f"({scale['parameters'].iloc[0]:,} to {scale['parameters'].iloc[-1]:,} parameters): "
+    f"{'it grows with every size' if monotone(verbatim) else 'it does **not** grow monotonically'}. "
+    f"Knowledge of the same facts, asked in a held-out paraphrase, goes "
+    f"{' → '.join(f'{v:.2f}' for v in knowledge)} (chance {PARAPHRASE_CHANCE:.2f}), so what these tiny "
+    f"models hold is mostly verbatim. {passed} of {len(checks)} quality-gate checks pass; the failing "
+    f"ones are listed in the table above and are reported, not hidden."))
