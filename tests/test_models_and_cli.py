@@ -97,3 +97,27 @@ def test_lora_trains_only_adapters_and_round_trips(target, tokenizer, tmp_path):
         assert torch.allclose(load_adapter(fresh, tmp_path / "adapter")(input_ids=ids).logits, after, atol=1e-6)
     with pytest.raises(ValueError, match="rank"):
         add_lora(build_model("xs", tokenizer), r=0)
+
+
+def test_cli_unlearn_on_a_corpus_benchmark_with_profile_suffix(target, tokenizer, tmp_path, capsys, monkeypatch):
+    from pathlib import Path
+
+    from unlearning.records import read_json
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # data/smoke/wmdp is committed
+    save_model(target, tmp_path / "target")
+    tokenizer.save_pretrained(tmp_path / "tok")
+    out = tmp_path / "rmu"
+    code = main(["unlearn", "--benchmark", "wmdp-smoke", "--model", str(tmp_path / "target"), "--tokenizer",
+                 str(tmp_path / "tok"), "--method", "RMU", "--rule", "pcgrad", "--grad-accum", "2",
+                 "--max-steps", "2", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    record = read_json(out / "record.json")
+    assert record["benchmark"] == "wmdp" and record["forget_split"] == "bio-forget-corpus+cyber-forget-corpus"
+    assert record["optim"]["grad_accum"] == 2
+    for extra, message in ((["--benchmark", "nope-mini"], "benchmark must be one of"),
+                           (["--benchmark", "tofu"], "--data is required"),
+                           (["--benchmark", "tofu-smoke", "--probe-set", "random"], "--probe-set must be one of")):
+        args = ["unlearn", "--model", str(tmp_path / "target"), "--method", "GA", "--out", str(tmp_path / "x")]
+        assert main(args + extra) == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

@@ -1,8 +1,8 @@
 """The `unlearning` command: world, learn, unlearn.
 
     unlearning world --profile smoke --out data
-    unlearning learn --data data/smoke --out models/smoke --sizes xs --epochs 30
-    unlearning unlearn --data data/smoke/tofu --model models/smoke/tofu/target-xs \\
+    unlearning learn --config notebooks/profiles/smoke/learn.yaml --data data/smoke --out models/smoke
+    unlearning unlearn --benchmark tofu-smoke --model models/smoke/tofu/target-xs \\
         --tokenizer models/smoke/tokenizer --method MASC --stop violation --out runs/masc
 
 Every input is checked before work starts: a wrong value exits with status 2 and one line
@@ -38,21 +38,32 @@ def _add_learn(sub) -> None:
 
 
 def _add_unlearn(sub) -> None:
+    from unlearning.engine import PROBE_SETS
+    from unlearning.experiments import BENCHMARKS
     from unlearning.methods import METHODS
 
-    p = sub.add_parser("unlearn", help="run one unlearning method on a TOFU-schema benchmark")
-    p.add_argument("--data", required=True, type=Path, help="TOFU-schema folder, e.g. data/mini/tofu")
+    p = sub.add_parser("unlearn", help="run one unlearning method on a benchmark; writes the model and record.json")
+    p.add_argument("--benchmark", default="tofu",
+                   help=f"one of {', '.join(BENCHMARKS)}, optionally with a profile suffix such as tofu-mini "
+                        "(data from data/mini/tofu); default tofu")
+    p.add_argument("--data", type=Path, help="the benchmark's folder (default data/<profile>/<benchmark> for a "
+                                             "suffixed --benchmark)")
     p.add_argument("--model", required=True, type=Path, help="model folder to unlearn from")
-    p.add_argument("--tokenizer", required=True, type=Path, help="tokenizer folder")
+    p.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: the model folder's ../tokenizer, "
+                                                  "then ../../tokenizer)")
     p.add_argument("--method", required=True, help=f"one of {', '.join(METHODS)}")
     p.add_argument("--rule", default="sum", help=f"update rule, one of {', '.join(RULES)} (default sum)")
-    p.add_argument("--split", default="forget10", help="forget split (default forget10)")
-    p.add_argument("--retain-split", default="retain90", help="retain split (default retain90)")
+    p.add_argument("--split", help="forget split (default: the benchmark's, e.g. forget10); join files with +")
+    p.add_argument("--retain-split", help="retain split (default: the benchmark's, e.g. retain90)")
     p.add_argument("--stop", default="fixed", help="fixed or violation (default fixed)")
     p.add_argument("--tolerance", type=float, default=0.475, help="violation-rule tolerance (default 0.475)")
+    p.add_argument("--probe-set", default="official", help=f"violation-rule probes: {' or '.join(PROBE_SETS)} "
+                                                            "(default official: first forget sequences)")
     p.add_argument("--max-steps", type=int, default=100, help="step budget (default 100)")
     p.add_argument("--lr", type=float, default=1e-4, help="learning rate (default 1e-4)")
-    p.add_argument("--batch-size", type=int, default=2, help="forget and retain batch size (default 2)")
+    p.add_argument("--batch-size", type=int, default=2, help="forget and retain batch size per micro-batch (default 2)")
+    p.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimizer step (default 1)")
+    p.add_argument("--lora-rank", type=int, help="train LoRA adapters of this rank instead of all weights")
     p.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE", help="method hyper-parameters, e.g. rho=0.7 k=10")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, type=Path, help="folder for the unlearned model and record.json")
@@ -105,25 +116,57 @@ def _parse_sets(pairs: list[str]) -> dict:
     return values
 
 
+def _benchmark_and_data(args) -> tuple[str, Path]:
+    from unlearning.experiments import get_benchmark
+
+    name, data = args.benchmark, args.data
+    for profile in ("smoke", "mini"):
+        if name.endswith(f"-{profile}"):
+            name = name[: -len(profile) - 1]
+            data = data or Path("data") / profile / name
+    get_benchmark(name)
+    if data is None:
+        raise ValueError(f"--data is required for --benchmark {args.benchmark} (or use a suffix such as {name}-mini)")
+    return name, data
+
+
+def _tokenizer_for(model: Path) -> Path:
+    for candidate in (model.parent / "tokenizer", model.parent.parent / "tokenizer"):
+        if candidate.is_dir():
+            return candidate
+    raise ValueError(f"--tokenizer: none given and no tokenizer folder beside {model}")
+
+
 def cmd_unlearn(args) -> None:
-    from unlearning.engine import OptimConfig
-    from unlearning.experiments import StopConfig, run_tofu
+    from unlearning.engine import PROBE_SETS, OptimConfig
+    from unlearning.experiments import StopConfig, run_unlearning
     from unlearning.methods import get_method
 
     spec = get_method(args.method)
     if args.rule not in RULES:
         raise ValueError(f"--rule must be one of {', '.join(RULES)}; got {args.rule!r}")
+    benchmark, data = _benchmark_and_data(args)
     hparams = spec.hparams(**_parse_sets(args.set))
     stop = StopConfig(kind=args.stop, tolerance=args.tolerance)
     stop.build(args.max_steps)
-    optim = OptimConfig(lr=args.lr, batch_size=args.batch_size)
-    for flag, path in (("--model", args.model), ("--tokenizer", args.tokenizer), ("--data", args.data)):
-        if not path.is_dir():
+    optim = OptimConfig(lr=args.lr, batch_size=args.batch_size, grad_accum=args.grad_accum)
+    if args.max_steps < 1:
+        raise ValueError(f"--max-steps must be >= 1, got {args.max_steps}")
+    if args.probe_set not in PROBE_SETS:
+        raise ValueError(f"--probe-set must be one of {', '.join(PROBE_SETS)}; got {args.probe_set!r}")
+    if args.lora_rank is not None and args.lora_rank < 1:
+        raise ValueError(f"--lora-rank must be >= 1, got {args.lora_rank}")
+    if not args.model.is_dir():
+        raise ValueError(f"--model: folder not found: {args.model}")
+    tokenizer = args.tokenizer or _tokenizer_for(args.model)
+    for flag, path in (("--tokenizer", tokenizer), ("--data", data)):
+        if not Path(path).is_dir():
             raise ValueError(f"{flag}: folder not found: {path}")
-    run = run_tofu(args.model, args.tokenizer, args.data, args.method, forget_split=args.split,
-                   retain_split=args.retain_split, rule=args.rule, hparams=hparams, stop=stop,
-                   max_steps=args.max_steps, optim=optim, seed=args.seed, out_dir=args.out)
-    print(f"{args.method} ({args.rule}): {run.result.steps} steps, stopped={run.result.stopped}, "
+    run = run_unlearning(args.model, tokenizer, data, args.method, benchmark=benchmark, forget_split=args.split,
+                         retain_split=args.retain_split, rule=args.rule, hparams=hparams, stop=stop,
+                         max_steps=args.max_steps, optim=optim, probe_set=args.probe_set, seed=args.seed,
+                         lora={"r": args.lora_rank} if args.lora_rank else None, out_dir=args.out)
+    print(f"{args.method} ({args.rule}) on {benchmark}: {run.result.steps} steps, stopped={run.result.stopped}, "
           f"forget p={run.forget_probability:.3f}, retain p={run.retain_probability:.3f} -> {args.out}")
 
 

@@ -136,6 +136,26 @@ def make_violation_probe(model, probe_examples: Sequence[Encoded], hparams: dict
     return probe
 
 
+PROBE_SETS = ("official", "holdout")
+
+
+def split_probe_set(forget: Sequence[Encoded], probe_set: str, size: int) -> tuple[list[Encoded], list[Encoded]]:
+    """(training forget set, probe set) for the violation rule (masc.md s. 8).
+
+    `official`: the released code's behaviour, the first `size` sequences of the unshuffled
+    forget set, which are also trained on. `holdout`: the last `size` sequences are carved out
+    and never trained on, so the stop sees forgetting generalise rather than be memorised.
+    """
+    if probe_set not in PROBE_SETS:
+        raise ValueError(f"probe_set must be one of {', '.join(PROBE_SETS)}; got {probe_set!r}")
+    forget = list(forget)
+    if probe_set == "official":
+        return forget, forget[:size]
+    if size >= len(forget):
+        raise ValueError(f"a held-out probe set of {size} leaves no forget example to train on ({len(forget)} in all)")
+    return forget[:-size], forget[-size:]
+
+
 def _grads(params: Sequence[torch.nn.Parameter]) -> list[torch.Tensor]:
     return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in params]
 
