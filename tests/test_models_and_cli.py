@@ -121,3 +121,16 @@ def test_cli_unlearn_on_a_corpus_benchmark_with_profile_suffix(target, tokenizer
         args = ["unlearn", "--model", str(tmp_path / "target"), "--method", "GA", "--out", str(tmp_path / "x")]
         assert main(args + extra) == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_cli_evaluate_prints_and_caches(world, target, tokenizer, tmp_path, capsys):
+    save_model(target, tmp_path / "models" / "tofu" / "target-xs")
+    tokenizer.save_pretrained(tmp_path / "models" / "tokenizer")
+    args = ["evaluate", "--benchmark", "wmdp", "--data", str(world / "wmdp"),
+            "--model", str(tmp_path / "models" / "tofu" / "target-xs")]
+    assert main(args) == 0
+    first = capsys.readouterr().out
+    assert "wmdp-bio_accuracy" in first and first.startswith("wrote")
+    assert main(args) == 0 and capsys.readouterr().out.startswith("cached")
+    assert main(["evaluate", "--benchmark", "tofu", "--model", str(tmp_path)]) == 2
+    assert "--data is required" in capsys.readouterr().err

@@ -54,3 +54,11 @@ def test_quantize_model_touches_linear_weights_only(target):
     for (name, p), q in zip(target.named_parameters(), before.parameters()):
         changed = not torch.equal(p, q)
         assert changed == (name.endswith(".weight") and "embed" not in name and "norm" not in name), name
+
+
+def test_matches_bitsandbytes_nf4_when_installed():
+    bnb = pytest.importorskip("bitsandbytes")
+    weight = torch.randn(64, 128, generator=torch.Generator().manual_seed(1))
+    packed, state = bnb.functional.quantize_4bit(weight, blocksize=64, quant_type="nf4")
+    theirs = bnb.functional.dequantize_4bit(packed, state, quant_type="nf4")
+    assert torch.allclose(nf4_round_trip(weight, 64), theirs.float(), atol=1e-2 * float(weight.abs().max()))

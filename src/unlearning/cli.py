@@ -1,4 +1,4 @@
-"""The `unlearning` command: world, learn, unlearn.
+"""The `unlearning` command: world, learn, unlearn, evaluate.
 
     unlearning world --profile smoke --out data
     unlearning learn --config notebooks/profiles/smoke/learn.yaml --data data/smoke --out models/smoke
@@ -69,10 +69,23 @@ def _add_unlearn(sub) -> None:
     p.add_argument("--out", required=True, type=Path, help="folder for the unlearned model and record.json")
 
 
+def _add_evaluate(sub) -> None:
+    from unlearning.evaluate import SUITES
+
+    p = sub.add_parser("evaluate", help="run a benchmark's metric suite on a model; prints and caches the metrics JSON")
+    p.add_argument("--benchmark", required=True, help=f"one of {', '.join(SUITES)}, optionally with a profile suffix "
+                                                      "such as tofu-mini")
+    p.add_argument("--data", type=Path, help="the benchmark's folder (default data/<profile>/<benchmark>)")
+    p.add_argument("--model", required=True, type=Path, help="model folder to evaluate")
+    p.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: found beside the model)")
+    p.add_argument("--oracle", type=Path, help="retain-only model folder: adds forget quality and PrivLeak")
+    p.add_argument("--split", default="forget10", help="TOFU forget split (default forget10)")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="unlearning", description=__doc__.split("\n\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
-    _add_world(sub), _add_learn(sub), _add_unlearn(sub)
+    _add_world(sub), _add_learn(sub), _add_unlearn(sub), _add_evaluate(sub)
     return top
 
 
@@ -101,7 +114,7 @@ def cmd_learn(args) -> None:
     plan = LearnPlan.from_dict(options)
     if not (args.data / "pretrain").is_dir():
         raise ValueError(f"--data: no pretrain folder under {args.data}; run `unlearning world` first")
-    manifest = learn(plan, args.data, args.out)
+    manifest = learn(plan, args.data, args.out, log=lambda message: print(message, flush=True))
     write_if_changed(args.out / "manifest.json", manifest)
     print(f"{len(manifest)} models up to date under {args.out}")
 
@@ -170,9 +183,31 @@ def cmd_unlearn(args) -> None:
           f"forget p={run.forget_probability:.3f}, retain p={run.retain_probability:.3f} -> {args.out}")
 
 
+def cmd_evaluate(args) -> None:
+    from unlearning.evaluate import EvalConfig, evaluate
+
+    benchmark, data = _benchmark_and_data(args)
+    if not args.model.is_dir():
+        raise ValueError(f"--model: folder not found: {args.model}")
+    tokenizer = args.tokenizer or _tokenizer_for(args.model)
+    if not data.is_dir():
+        raise ValueError(f"--data: folder not found: {data}")
+    config = EvalConfig(forget_split=args.split)
+    oracle = None
+    if args.oracle is not None:
+        if not args.oracle.is_dir():
+            raise ValueError(f"--oracle: folder not found: {args.oracle}")
+        oracle = evaluate(benchmark, args.oracle, data, tokenizer, config=config)
+    metrics = evaluate(benchmark, args.model, data, tokenizer, config=config, oracle=oracle,
+                       log=lambda message: print(message, flush=True))
+    for name, value in metrics.items():
+        if not isinstance(value, list):
+            print(f"{name:32s} {value:.4f}" if isinstance(value, float) else f"{name:32s} {value}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    commands = {"world": cmd_world, "learn": cmd_learn, "unlearn": cmd_unlearn}
+    commands = {"world": cmd_world, "learn": cmd_learn, "unlearn": cmd_unlearn, "evaluate": cmd_evaluate}
     try:
         commands[args.command](args)
     except (ValueError, FileNotFoundError) as error:

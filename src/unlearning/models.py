@@ -49,14 +49,14 @@ class ModelSize:
     kv_heads: int
 
 
-# about 0.23M, 0.53M, 1.6M and 3.9M parameters with a 2,048-token vocabulary (17x span); the
-# largest is sized so that `make models` (PROFILE=mini) trains every model in about 15 minutes
-# on 2 cores (all four sizes at 5.2M took over 20)
+# about 0.16M, 0.53M, 1.6M and 2.8M parameters with a 2,048-token vocabulary (18x span); the
+# largest is sized so that `make models` (PROFILE=mini) trains all 18 models in about a quarter
+# of an hour on 2 cores (with a 5.2M-parameter largest size it took over 20 minutes)
 SIZES: dict[str, ModelSize] = {
-    "xs": ModelSize(hidden=64, layers=2, intermediate=192, heads=4, kv_heads=2),
+    "xs": ModelSize(hidden=48, layers=2, intermediate=144, heads=4, kv_heads=2),
     "s": ModelSize(hidden=96, layers=3, intermediate=288, heads=4, kv_heads=2),
     "m": ModelSize(hidden=160, layers=4, intermediate=480, heads=4, kv_heads=2),
-    "l": ModelSize(hidden=256, layers=4, intermediate=832, heads=8, kv_heads=4),
+    "l": ModelSize(hidden=224, layers=4, intermediate=640, heads=8, kv_heads=4),
 }
 
 

@@ -32,3 +32,29 @@ def answer_probability(model, examples: Sequence[Encoded], pad_token_id: int, ba
     """Length-normalised answer probability exp(-NLL/|y|) of every example, `[N]`."""
     nll, length = answer_nll(model, examples, pad_token_id, batch_size)
     return torch.exp(-nll / length.clamp(min=1))
+
+
+@torch.no_grad()
+def labelled_tokens(model, examples: Sequence[Encoded], pad_token_id: int,
+                    batch_size: int = 32) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """Per example, over its labelled (answer / text) positions: the token log-probs of the
+    labels, the teacher-forced argmax predictions, and the labels, each `[n_labelled]`.
+
+    The primitive behind extraction strength, exact memorisation and the MIA scores.
+    """
+    from unlearning.margin import IGNORE_INDEX
+
+    was_training = model.training
+    model.eval()
+    out = []
+    for batch in batches(examples, batch_size, pad_token_id):
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1].float()
+        targets = batch["labels"][:, 1:]
+        logprobs = torch.log_softmax(logits, dim=-1)
+        predictions = logits.argmax(dim=-1)
+        for row in range(targets.shape[0]):
+            keep = targets[row] != IGNORE_INDEX
+            labels = targets[row][keep]
+            out.append((logprobs[row][keep].gather(-1, labels[:, None]).squeeze(-1), predictions[row][keep], labels))
+    model.train(was_training)
+    return out

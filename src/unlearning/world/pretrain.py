@@ -2,8 +2,9 @@
 
 The learning stage first pretrains a *base* model on this corpus (as a real base model has
 read the web), then fine-tunes benchmark targets from it. The corpus holds the world's general
-facts (countries), the famous people (RWKU-mini, TOFU's real authors) and the hazardous and
-benign domains (WMDP-mini). Every entity has one document per trained statement form
+facts (countries), the famous people (RWKU-mini, TOFU's real authors) and the hazardous domain
+(WMDP-mini). The benign retain corpora are left out, as WMDP's retain text (Wikitext in the
+official RMU code) is not what the base model was built on. Every entity has one document per trained statement form
 (`facts.TRAIN_FORMS`) and one question-answer document; the held-out form never appears.
 
 `probes.json` tells verbatim from knowledge memorisation (MASC's learning-stage study): for
@@ -27,7 +28,6 @@ def corpus(wmdp_files: dict[str, list[dict]], people_passages: list[dict]) -> li
     docs += [{"text": p["text"], "source": "people"} for p in people_passages]
     for domain in ("bio", "cyber"):
         docs += [{"text": r["text"], "source": f"{domain}-hazard"} for r in wmdp_files[f"{domain}-forget-corpus"]]
-        docs += [{"text": r["text"], "source": f"{domain}-benign"} for r in wmdp_files[f"{domain}-retain-corpus"]]
     return docs
 
 
@@ -35,7 +35,8 @@ def probes(world: dict, hazard_entities: dict[str, list[dict]], seed: int) -> li
     """Likelihood probes of every fact in a trained and in the held-out surface form."""
     rng = random.Random(seed + 8)
     sources = [("general", world["countries"], encyclopedia.COUNTRY), ("people", world["people"], encyclopedia.PERSON)]
-    sources += [(domain, entities, wmdp.DOMAINS[domain]) for domain, entities in hazard_entities.items()]
+    sources += [(domain, entities, wmdp.DOMAINS[domain]) for domain, entities in hazard_entities.items()
+                if domain.endswith("hazard")]
     items = []
     for source, entities, relations in sources:
         for entity in entities:

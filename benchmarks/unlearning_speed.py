@@ -1,0 +1,61 @@
+"""Run time of every method on tofu-mini forget10, measured side by side in one process.
+
+MASC's efficiency claim (arXiv 2606.02920, Figure 1) is a ratio: its self-stopped run against
+the baselines' fixed epoch budgets. This harness runs each method once from the same target
+with the same batch size and learning-rate schedule, and prints steps, wall seconds (training
+and probing), whether the run stopped by itself, and each method's time relative to MASC.
+
+    .venv/bin/python benchmarks/unlearning_speed.py --models models/mini --size s --epochs 5
+
+Numbers depend on the machine; only the ratios within one run are meant to be compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from unlearning.engine import OptimConfig, steps_for_epochs
+from unlearning.experiments import StopConfig, load_records, run_unlearning
+
+BASELINES = ("GA", "GradDiff", "NPO", "NPO+KLR", "SimNPO", "RMU", "IdkNLL")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", type=Path, default=Path("models/mini"))
+    parser.add_argument("--data", type=Path, default=Path("data/mini/tofu"))
+    parser.add_argument("--size", default="s", help="model size (default s, the mini main size)")
+    parser.add_argument("--split", default="forget10")
+    parser.add_argument("--epochs", type=float, default=5.0, help="baselines' budget in forget epochs (default 5)")
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--masc-cap", type=int, default=1000)
+    args = parser.parse_args()
+
+    model = args.models / "tofu" / f"target-{args.size}"
+    tokenizer = args.models / "tokenizer"
+    n_forget = len(load_records(args.data, args.split))
+    budget = steps_for_epochs(n_forget, 0, args.batch_size, args.epochs)
+    optim = OptimConfig(lr=args.lr, batch_size=args.batch_size)
+    rows = []
+    runs = [("MASC", StopConfig("violation"), args.masc_cap)] + [(m, StopConfig("fixed"), budget) for m in BASELINES]
+    for method, stop, steps in runs:
+        run = run_unlearning(model, tokenizer, args.data, method, forget_split=args.split, stop=stop,
+                             max_steps=steps, optim=optim)
+        result = run.result
+        rows.append({"method": method, "steps": result.steps, "stopped by itself": result.stopped,
+                     "train s": round(result.train_seconds, 1), "probe s": round(result.probe_seconds, 1),
+                     "wall s": round(result.train_seconds + result.probe_seconds, 1),
+                     "forget p": round(run.forget_probability, 3), "retain p": round(run.retain_probability, 3)})
+    table = pd.DataFrame(rows).set_index("method")
+    table["x MASC time"] = (table["wall s"] / table.loc["MASC", "wall s"]).round(2)
+    print(f"tofu-mini {args.split}, target-{args.size}, batch {args.batch_size}, lr {args.lr}, "
+          f"baselines {args.epochs:g} epochs = {budget} steps")
+    print(table.to_string())
+
+
+if __name__ == "__main__":
+    main()
