@@ -35,7 +35,7 @@ def test_learn_writes_every_model_with_gates(learned):
     out, manifest = learned
     assert set(manifest) == {"base-xs", "tofu/target-xs", "tofu/retain90-xs", "muse-news/target-xs", "muse-news/retain-xs"}
     info = json.loads((out / "tofu" / "target-xs" / "learning.json").read_text())
-    assert info["parent"] == "base-xs" and info["examples"] == 200
+    assert info["parent"] == "base-xs" and info["examples"] == 200 + 24  # full + the replayed world QA
     assert {"forget_rougeL_recall", "forget_paraphrase_accuracy"} <= set(manifest["tofu/target-xs"]["gates"])
     assert {"probe_trained_form", "wmdp-bio_accuracy"} <= set(manifest["base-xs"]["gates"])
     assert "muse-news_verbmem" in manifest["muse-news/target-xs"]["gates"]

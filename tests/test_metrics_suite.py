@@ -113,3 +113,11 @@ def test_other_suites_return_their_metrics(world, target, tokenizer, tmp_path, b
                 "rwku": {"forget_level3_rougeL_recall", "neighbor_level2_rougeL_recall", "mia_auc_loss"}}[benchmark]
     assert expected <= set(metrics)
     assert all(math.isfinite(v) for v in metrics.values() if isinstance(v, float))
+
+
+def test_recovery_percent():
+    from unlearning.metrics.choice import recovery_percent
+
+    assert recovery_percent(0.45, 0.6) == pytest.approx(75.0)
+    with pytest.raises(ValueError):
+        recovery_percent(0.3, 0.0)

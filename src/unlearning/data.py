@@ -44,7 +44,7 @@ def split_fields(split: str) -> tuple[str, ...]:
         return MULTIPLE_CHOICE
     if split == "mmlu":
         return MULTIPLE_CHOICE + ("subject",)
-    if split.endswith("-corpus") or split.startswith(("raw/", "privleak/")) or split == "corpus":
+    if split.endswith("-corpus") or split.startswith(("raw/", "privleak/")) or split in ("corpus", "replay"):
         return ("text",)
     if split.startswith("verbmem/"):
         return ("prompt", "gt")

@@ -105,6 +105,11 @@ def tofu_suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle: dic
            "forget_truth_ratio_raw": ratios}
     tokens = labelled_tokens(model, [encode_qa(tokenizer, it["question"], it["answer"], eos=False) for it in forget],
                              tokenizer.pad_token_id, config.batch_size)
+    # knowledge rather than verbatim recall: the same facts asked with the held-out paraphrased question
+    paraphrased = greedy_generate(model, tokenizer, [_qa(it["paraphrased_question"]) for it in forget],
+                                  config.max_new_tokens, config.batch_size, QA_STOPS)
+    out["forget_paraphrased_Q_A_ROUGE"] = _mean(rouge_l_recall(paraphrased, [it["answer"] for it in forget],
+                                                               config.stemmer))
     out["extraction_strength"] = _mean(tofu.extraction_strength(p.tolist(), y.tolist()) for _, p, y in tokens)
     out["exact_memorization"] = _mean(tofu.exact_memorization(p.tolist(), y.tolist()) for _, p, y in tokens)
     r = _tofu_part(model, tokenizer, load_split(data_dir, "retain_perturbed"), config, "paraphrased_answer")

@@ -52,3 +52,11 @@ def statement_accuracy(model, tokenizer, items: Sequence[dict], batch_size: int 
         out.append(int(scores.argmax()) == it["answer"])
         start += len(it["choices"])
     return out
+
+
+def recovery_percent(utility_after: float, utility_target: float) -> float:
+    """Utility kept by unlearning, in percent of the target's (the SAGO paper's WMDP measure:
+    MMLU after / MMLU of the target x 100)."""
+    if utility_target <= 0:
+        raise ValueError(f"the target's utility must be > 0, got {utility_target}")
+    return utility_after / utility_target * 100

@@ -33,13 +33,14 @@ def build(profile: str) -> dict[str, dict[str, list[dict]]]:
     people_passages = encyclopedia.passages(world["people"], seed)
     hazard_entities = wmdp.draw(sizes["wmdp"], seed, taken)
     wmdp_files = wmdp.build(sizes["wmdp"], seed, hazard_entities, world["countries"])
+    corpus = pretrain.corpus(wmdp_files, people_passages)
     return {
         "tofu": tofu.build(sizes["tofu_authors"], seed, taken, world),
         "muse-news": muse.build_news(sizes["muse"], seed, taken),
         "muse-books": muse.build_books(sizes["muse"], seed, taken),
         "wmdp": wmdp_files,
         "rwku": rwku.build(world["people"], people_passages, sizes["rwku"]["targets"], seed),
-        "pretrain": {"corpus": pretrain.corpus(wmdp_files, people_passages),
+        "pretrain": {"corpus": corpus, "replay": pretrain.replay(corpus),
                      "probes": pretrain.probes(world, hazard_entities, seed)},
     }
 

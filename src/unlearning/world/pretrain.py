@@ -46,3 +46,10 @@ def probes(world: dict, hazard_entities: dict[str, list[dict]], seed: int) -> li
                     items.append({"source": source, "subject": entity["name"], "relation": relation.key,
                                   "form": form, "trained": form in TRAIN_FORMS, **probe})
     return items
+
+
+def replay(corpus_docs: list[dict]) -> list[dict]:
+    """The question-answer documents about the well-known world (countries, famous people),
+    mixed into every fine-tuning run so that targets and oracles keep the general knowledge
+    TOFU's model utility asks about (real authors, world facts) instead of forgetting it."""
+    return [d for d in corpus_docs if d["source"] in ("general", "people") and d["text"].startswith("Question:")]
