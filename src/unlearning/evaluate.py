@@ -17,12 +17,11 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from unlearning.data import encode_qa, encode_text, load_split
-from unlearning.gates import QA_STOPS, knowmem_prompt
+from unlearning.data import QA_PROMPT, encode_qa, encode_text, load_split
 from unlearning.learning import file_hash
 from unlearning.metrics import mia, tofu
 from unlearning.metrics.choice import choice_accuracy
-from unlearning.metrics.generation import greedy_generate
+from unlearning.metrics.generation import QA_STOPS, greedy_generate, knowmem_prompt
 from unlearning.metrics.likelihood import answer_nll, labelled_tokens
 from unlearning.metrics.rouge import rouge_l_f1, rouge_l_recall
 from unlearning.models import load_model, load_tokenizer
@@ -43,13 +42,14 @@ class EvalConfig:
     batch_size: int = 32
 
 
-def _mean(values) -> float:
+def mean_of(values) -> float:
+    """Mean of an iterable of numbers (NaN when empty)."""
     values = list(values)
     return float(sum(values) / len(values)) if values else float("nan")
 
 
 def _qa(question: str) -> str:
-    return f"Question: {question}\nAnswer:"
+    return QA_PROMPT.format(question=question)
 
 
 def answer_probabilities(model, tokenizer, pairs: list[tuple[str, str]], batch_size: int) -> list[float]:
@@ -99,7 +99,7 @@ def tofu_suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle: dic
     forget = load_split(data_dir, f"{split}_perturbed")
     f = _tofu_part(model, tokenizer, forget, config, "paraphrased_answer")
     ratios = [tofu.truth_ratio(c, p) for c, p in zip(f["correct_p"], f["perturbed_p"])]
-    out = {"forget_Q_A_Prob": _mean(f["answer_p"]), "forget_Q_A_ROUGE": _mean(f["rouge"]),
+    out = {"forget_Q_A_Prob": mean_of(f["answer_p"]), "forget_Q_A_ROUGE": mean_of(f["rouge"]),
            "forget_truth_ratio": tofu.aggregate_truth_ratio(f["correct_p"], f["perturbed_p"], "closer_to_1_better"),
            "forget_truth_ratio_prob_mean": tofu.aggregate_truth_ratio(f["correct_p"], f["perturbed_p"], "prob_mean"),
            "forget_truth_ratio_raw": ratios}
@@ -108,18 +108,18 @@ def tofu_suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle: dic
     # knowledge rather than verbatim recall: the same facts asked with the held-out paraphrased question
     paraphrased = greedy_generate(model, tokenizer, [_qa(it["paraphrased_question"]) for it in forget],
                                   config.max_new_tokens, config.batch_size, QA_STOPS)
-    out["forget_paraphrased_Q_A_ROUGE"] = _mean(rouge_l_recall(paraphrased, [it["answer"] for it in forget],
+    out["forget_paraphrased_Q_A_ROUGE"] = mean_of(rouge_l_recall(paraphrased, [it["answer"] for it in forget],
                                                                config.stemmer))
-    out["extraction_strength"] = _mean(tofu.extraction_strength(p.tolist(), y.tolist()) for _, p, y in tokens)
-    out["exact_memorization"] = _mean(tofu.exact_memorization(p.tolist(), y.tolist()) for _, p, y in tokens)
+    out["extraction_strength"] = mean_of(tofu.extraction_strength(p.tolist(), y.tolist()) for _, p, y in tokens)
+    out["exact_memorization"] = mean_of(tofu.exact_memorization(p.tolist(), y.tolist()) for _, p, y in tokens)
     r = _tofu_part(model, tokenizer, load_split(data_dir, "retain_perturbed"), config, "paraphrased_answer")
-    parts = {"retain_Q_A_Prob": _mean(r["answer_p"]), "retain_Q_A_ROUGE": _mean(r["rouge"]),
+    parts = {"retain_Q_A_Prob": mean_of(r["answer_p"]), "retain_Q_A_ROUGE": mean_of(r["rouge"]),
              "retain_Truth_Ratio": tofu.aggregate_truth_ratio(r["correct_p"], r["perturbed_p"], "true_better")}
     for short, name in (("ra", "real_authors_perturbed"), ("wf", "world_facts_perturbed")):
         x = _tofu_part(model, tokenizer, load_split(data_dir, name), config, "answer")
-        parts[f"{short}_Q_A_Prob_normalised"] = _mean(
+        parts[f"{short}_Q_A_Prob_normalised"] = mean_of(
             tofu.probability_normalised(c, p) for c, p in zip(x["correct_p"], x["perturbed_p"]))
-        parts[f"{short}_Q_A_ROUGE"] = _mean(x["rouge"])
+        parts[f"{short}_Q_A_ROUGE"] = mean_of(x["rouge"])
         parts[f"{short}_Truth_Ratio"] = tofu.aggregate_truth_ratio(x["correct_p"], x["perturbed_p"], "true_better")
     out.update(parts, model_utility=tofu.model_utility(parts))
     # PrivLeak on TOFU (OU): Min-K% over answer tokens of forgetXX (members) vs holdoutXX
@@ -141,12 +141,12 @@ def muse_suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle: dic
     verbmem = load_split(data_dir, "verbmem/forget")
     continuations = greedy_generate(model, tokenizer, [r["prompt"] for r in verbmem], config.verbmem_new_tokens,
                                     config.batch_size)
-    out = {"verbmem_f": _mean(rouge_l_f1(continuations, [r["gt"] for r in verbmem], config.stemmer))}
+    out = {"verbmem_f": mean_of(rouge_l_f1(continuations, [r["gt"] for r in verbmem], config.stemmer))}
     for side, key in (("forget", "knowmem_f"), ("retain", "knowmem_r")):
         icl, items = load_split(data_dir, f"knowmem/{side}_qa_icl"), load_split(data_dir, f"knowmem/{side}_qa")
         answers = greedy_generate(model, tokenizer, [knowmem_prompt(icl, r["question"]) for r in items],
                                   config.max_new_tokens, config.batch_size, QA_STOPS)
-        out[key] = _mean(rouge_l_f1(answers, [r["answer"] for r in items], config.stemmer))
+        out[key] = mean_of(rouge_l_f1(answers, [r["answer"] for r in items], config.stemmer))
     forget = [r["text"] for r in load_split(data_dir, "privleak/forget")]
     holdout = [r["text"] for r in load_split(data_dir, "privleak/holdout")]
     out.update(_mia_aucs(_min_k_scores(model, tokenizer, forget, config),
@@ -176,11 +176,11 @@ def rwku_suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle: dic
         items = load_split(data_dir, split)
         answers = greedy_generate(model, tokenizer, [_rwku_prompt(it) for it in items], config.max_new_tokens,
                                   config.batch_size, QA_STOPS + (".",))
-        out[f"{split}_rougeL_recall"] = _mean(rouge_l_recall(answers, [it["answer"] for it in items], config.stemmer))
+        out[f"{split}_rougeL_recall"] = mean_of(rouge_l_recall(answers, [it["answer"] for it in items], config.stemmer))
     forget = _min_k_scores(model, tokenizer, [r["text"] for r in load_split(data_dir, "mia_forget")], config)
     retain = _min_k_scores(model, tokenizer, [r["text"] for r in load_split(data_dir, "mia_retain")], config)
     for name in ("loss", "zlib", "min_k"):
-        out[f"mia_forget_{name}"], out[f"mia_retain_{name}"] = _mean(forget[name]), _mean(retain[name])
+        out[f"mia_forget_{name}"], out[f"mia_retain_{name}"] = mean_of(forget[name]), mean_of(retain[name])
     out.update(_mia_aucs(forget, retain, "mia"))
     return out
 

@@ -21,24 +21,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from unlearning.data import encode_qa_split, load_split
+from unlearning.data import QA_PROMPT, encode_qa_split, load_split
+from unlearning.evaluate import EvalConfig, mean_of, muse_suite
 from unlearning.metrics.choice import choice_accuracy, statement_accuracy
-from unlearning.metrics.generation import greedy_generate
+from unlearning.metrics.generation import QA_STOPS, greedy_generate
 from unlearning.metrics.likelihood import answer_probability
-from unlearning.metrics.rouge import rouge_l_f1, rouge_l_recall
+from unlearning.metrics.rouge import rouge_l_recall
 
-QA_STOPS = ("\n\n", "\nQuestion", "Question:")
 PARAPHRASE_CHANCE = 1 / 6
 FOUR_CHOICE_CHANCE = 1 / 4
-
-
-def _mean(values) -> float:
-    values = list(values)
-    return float(sum(values) / len(values))
-
-
-def _qa_prompt(question: str) -> str:
-    return f"Question: {question}\nAnswer:"
 
 
 def paraphrase_items(records: list[dict]) -> list[dict]:
@@ -57,8 +48,8 @@ def base_gates(model, tokenizer, data_root: Path) -> dict:
     probes = load_split(data_root / "pretrain", "probes")
     correct = statement_accuracy(model, tokenizer, probes)
     gates = {
-        "probe_trained_form": _mean(c for c, p in zip(correct, probes) if p["trained"]),
-        "probe_held_out_form": _mean(c for c, p in zip(correct, probes) if not p["trained"]),
+        "probe_trained_form": mean_of(c for c, p in zip(correct, probes) if p["trained"]),
+        "probe_held_out_form": mean_of(c for c, p in zip(correct, probes) if not p["trained"]),
     }
     for split in ("wmdp-bio", "wmdp-cyber", "mmlu"):
         gates[f"{split}_accuracy"] = choice_accuracy(model, tokenizer, load_split(data_root / "wmdp", split))
@@ -71,10 +62,11 @@ def base_gates(model, tokenizer, data_root: Path) -> dict:
 def tofu_gates(model, tokenizer, data_root: Path) -> dict:
     tofu = data_root / "tofu"
     forget = load_split(tofu, "forget10_perturbed")
-    answers = greedy_generate(model, tokenizer, [_qa_prompt(r["question"]) for r in forget], 32, stop_strings=QA_STOPS)
+    prompts = [QA_PROMPT.format(question=r["question"]) for r in forget]
+    answers = greedy_generate(model, tokenizer, prompts, 32, stop_strings=QA_STOPS)
     probability = answer_probability(model, encode_qa_split(tokenizer, forget), tokenizer.pad_token_id)
     return {
-        "forget_rougeL_recall": _mean(rouge_l_recall(answers, [r["answer"] for r in forget])),
+        "forget_rougeL_recall": mean_of(rouge_l_recall(answers, [r["answer"] for r in forget])),
         "forget_probability": float(probability.mean()),
         "forget_paraphrase_accuracy": choice_accuracy(model, tokenizer, paraphrase_items(forget), normalize=True),
         "retain_paraphrase_accuracy": choice_accuracy(
@@ -82,25 +74,10 @@ def tofu_gates(model, tokenizer, data_root: Path) -> dict:
     }
 
 
-def knowmem_prompt(examples: list[dict], question: str) -> str:
-    """MUSE's KnowMem prompt: in-context QA pairs, then the question."""
-    context = "".join(f"Question: {e['question']}\nAnswer: {e['answer']}\n\n" for e in examples)
-    return context + _qa_prompt(question)
-
-
 def muse_gates(model, tokenizer, data_root: Path, corpus: str) -> dict:
-    gates = {}
-    for folder in [data_root / corpus]:
-        verbmem = load_split(folder, "verbmem/forget")
-        continuations = greedy_generate(model, tokenizer, [r["prompt"] for r in verbmem], 64)
-        gates[f"{folder.name}_verbmem"] = _mean(rouge_l_f1(continuations, [r["gt"] for r in verbmem]))
-        for side in ("forget", "retain"):
-            icl = load_split(folder, f"knowmem/{side}_qa_icl")
-            items = load_split(folder, f"knowmem/{side}_qa")
-            answers = greedy_generate(model, tokenizer, [knowmem_prompt(icl, r["question"]) for r in items], 16,
-                                      stop_strings=QA_STOPS)
-            gates[f"{folder.name}_knowmem_{side}"] = _mean(rouge_l_f1(answers, [r["answer"] for r in items]))
-    return gates
+    metrics = muse_suite(model, tokenizer, data_root / corpus, EvalConfig(), None)
+    return {f"{corpus}_verbmem": metrics["verbmem_f"], f"{corpus}_knowmem_forget": metrics["knowmem_f"],
+            f"{corpus}_knowmem_retain": metrics["knowmem_r"]}
 
 
 GATES = {

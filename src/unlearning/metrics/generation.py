@@ -11,6 +11,17 @@ from collections.abc import Sequence
 
 import torch
 
+from unlearning.data import QA_PROMPT
+
+# where a QA answer ends (MUSE's KnowMem stop strings; they also cut our models' run-on answers)
+QA_STOPS = ("\n\n", "\nQuestion", "Question:")
+
+
+def knowmem_prompt(examples: Sequence[dict], question: str) -> str:
+    """MUSE's KnowMem prompt: in-context 'Question: ...\nAnswer: ...' pairs, then the question."""
+    context = "".join(f"Question: {e['question']}\nAnswer: {e['answer']}\n\n" for e in examples)
+    return context + QA_PROMPT.format(question=question)
+
 
 def cut_at_stops(text: str, stop_strings: Sequence[str]) -> str:
     """`text` up to the first occurrence of any stop string."""
