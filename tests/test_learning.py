@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from unlearning.gates import verdicts
-from unlearning.learning import LearnPlan, learn
+from unlearning.data import QA_PROMPT, load_split
+from unlearning.learning import LearnPlan, learn, qa_pairs, tokenizer_texts
 from unlearning.models import TrainConfig, load_model
 
 TINY = {"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
@@ -31,11 +32,12 @@ def learned(world, tmp_path_factory):
     return out, manifest
 
 
-def test_learn_writes_every_model_with_gates(learned):
+def test_learn_writes_every_model_with_gates(learned, world):
     out, manifest = learned
     assert set(manifest) == {"base-xs", "tofu/target-xs", "tofu/retain90-xs", "muse-news/target-xs", "muse-news/retain-xs"}
     info = json.loads((out / "tofu" / "target-xs" / "learning.json").read_text())
-    assert info["parent"] == "base-xs" and info["examples"] == 200 + 24  # full + the replayed world QA
+    replay = sum(len(qa_pairs(r["text"])) for r in load_split(world / "pretrain", "replay"))
+    assert info["parent"] == "base-xs" and info["examples"] == 200 + replay  # full + the world's QA pairs
     assert {"forget_rougeL_recall", "forget_paraphrase_accuracy"} <= set(manifest["tofu/target-xs"]["gates"])
     assert {"probe_trained_form", "wmdp-bio_accuracy"} <= set(manifest["base-xs"]["gates"])
     assert "muse-news_verbmem" in manifest["muse-news/target-xs"]["gates"]
@@ -76,3 +78,22 @@ def test_train_config_rejects_nonsense():
 def test_train_config_rejects_bad_values(bad):
     with pytest.raises(ValueError):
         TrainConfig(**bad)
+
+
+def test_qa_pairs_cut_a_document_and_reject_other_text():
+    document = "Question: What is the capital of Dentisia?\nAnswer: Marrowdale\n\nQuestion: Its animal?\nAnswer: greyhound"
+    assert qa_pairs(document) == [{"question": "What is the capital of Dentisia?", "answer": "Marrowdale"},
+                                  {"question": "Its animal?", "answer": "greyhound"}]
+    with pytest.raises(ValueError, match="not a question-answer block"):
+        qa_pairs("Dentisia is a country.")
+
+
+def test_tokenizer_sees_every_author_once_trained_or_held_out(world):
+    texts = tokenizer_texts(world)
+    assert len(texts) == len(set(texts))
+    as_text = lambda r: QA_PROMPT.format(question=r["question"]) + " " + r["answer"]  # noqa: E731
+    for split in ("forget10", "holdout10", "retain90"):  # forget items are in full *and* forget10: once
+        assert all(texts.count(as_text(r)) == 1 for r in load_split(world / "tofu", split)), split
+    corpus = {r["text"] for r in load_split(world / "pretrain", "corpus")}
+    assert corpus <= set(texts)
+    assert {r["text"] for r in load_split(world / "muse-news", "raw/holdout")} <= set(texts)

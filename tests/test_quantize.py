@@ -6,7 +6,7 @@ import pytest
 import torch
 from scipy.stats import norm
 
-from unlearning.quantize import NF4_LEVELS, max_level_gap, nf4_dequantize, nf4_quantize, nf4_round_trip, quantize_model
+from unlearning.quantize import FP4_LEVELS, NF4_LEVELS, code_book, max_level_gap, nf4_dequantize, nf4_quantize, nf4_round_trip, quantize_model
 
 
 def test_levels_are_the_normal_quantiles_of_qlora():
@@ -62,3 +62,25 @@ def test_matches_bitsandbytes_nf4_when_installed():
     packed, state = bnb.functional.quantize_4bit(weight, blocksize=64, quant_type="nf4")
     theirs = bnb.functional.dequantize_4bit(packed, state, quant_type="nf4")
     assert torch.allclose(nf4_round_trip(weight, 64), theirs.float(), atol=1e-2 * float(weight.abs().max()))
+
+
+def test_fp4_code_book_is_bitsandbytes_e2m1_and_bounds_the_error():
+    magnitudes = sorted({abs(float(v)) for v in FP4_LEVELS})
+    assert magnitudes == pytest.approx([0.0, 1 / 192, 1 / 6, 1 / 4, 1 / 3, 1 / 2, 2 / 3, 1.0])
+    assert len(FP4_LEVELS) == 16 and torch.equal(FP4_LEVELS, -FP4_LEVELS.flip(0))
+    weight = torch.randn(40, 24, generator=torch.Generator().manual_seed(3))
+    quantized = nf4_round_trip(weight, 64, code="fp4")
+    absmax = torch.nn.functional.pad(weight.reshape(-1), (0, (-weight.numel()) % 64)).reshape(-1, 64).abs().amax(1)
+    bound = absmax.repeat_interleave(64)[: weight.numel()].reshape(weight.shape) * max_level_gap("fp4") / 2
+    assert ((quantized - weight).abs() <= bound + 1e-7).all()
+    assert not torch.equal(quantized, nf4_round_trip(weight, 64))  # a different grid from NF4
+    with pytest.raises(ValueError, match="code must be one of nf4, fp4"):
+        code_book("int4")
+
+
+def test_matches_bitsandbytes_fp4_when_installed():
+    bnb = pytest.importorskip("bitsandbytes")
+    weight = torch.randn(64, 128, generator=torch.Generator().manual_seed(1))
+    packed, state = bnb.functional.quantize_4bit(weight, blocksize=64, quant_type="fp4")
+    theirs = bnb.functional.dequantize_4bit(packed, state, quant_type="fp4")
+    assert torch.allclose(nf4_round_trip(weight, 64, code="fp4"), theirs.float(), atol=1e-2 * float(weight.abs().max()))

@@ -115,3 +115,26 @@ def test_geometry_hand_values():
     assert geo["cos_forget_retain"] == pytest.approx(-2 / (5 * 5 ** 0.5))
     assert geo["cos_final_retain"] == pytest.approx(13 / (5 * 10 ** 0.5))
     assert geo["conflict_coordinates"] == 0.5 and geo["conflict_modules"] == 1.0
+
+
+def test_geometry_compares_every_rule_on_the_same_gradients_and_counts_per_module():
+    # the counterexample of sago.md s. 5: with a global conflict PCGrad aligns better than SAGO
+    g_f, g_r = vecs([1.0, -2.0]), vecs([4.0, 3.0])
+    geo = geometry(g_f, g_r, combine(g_f, g_r, "sum"))
+    assert geo["cos_retain_pcgrad"] == pytest.approx(0.915, abs=1e-3)
+    assert geo["cos_retain_sago"] == pytest.approx(13 / (5 * 10 ** 0.5))
+    assert geo["cos_retain_sum"] == pytest.approx(geo["cos_final_retain"])
+    # per module kind: two tensors named like a Qwen2 model's
+    g_f = [torch.tensor([1.0, -1.0, 1.0, 1.0]), torch.tensor([1.0, 1.0])]
+    g_r = [torch.tensor([1.0, 1.0, -1.0, -1.0]), torch.tensor([1.0, 1.0])]
+    names = ["model.layers.0.self_attn.q_proj.weight", "model.norm.weight"]
+    geo = geometry(g_f, g_r, combine(g_f, g_r, "sum"), names)
+    assert geo["conflict_q_proj"] == 0.75 and geo["conflict_norm"] == 0.0
+
+
+def test_module_group_drops_layer_and_parameter_names():
+    from unlearning.synthesis import module_group
+
+    assert module_group("model.layers.3.mlp.down_proj.weight") == "down_proj"
+    assert module_group("model.embed_tokens.weight") == "embed_tokens"
+    assert module_group("lm_head") == "lm_head"

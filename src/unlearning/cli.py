@@ -1,7 +1,8 @@
-"""The `unlearning` command: world, learn, unlearn, evaluate.
+"""The `unlearning` command: world, learn, unlearn, evaluate, fetch.
 
     unlearning world --profile smoke --out data
     unlearning learn --config notebooks/profiles/smoke/learn.yaml --data data/smoke --out models/smoke
+    unlearning fetch --config notebooks/profiles/paper/fetch.yaml --out .   # paper scale, needs network
     unlearning unlearn --benchmark tofu-smoke --model models/smoke/tofu/target-xs \\
         --tokenizer models/smoke/tokenizer --method MASC --stop violation --out runs/masc
 
@@ -82,10 +83,18 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--split", default="forget10", help="TOFU forget split (default forget10)")
 
 
+def _add_fetch(sub) -> None:
+    p = sub.add_parser("fetch", help="download paper-scale datasets and checkpoints into data/<profile>, models/<profile>")
+    p.add_argument("--config", type=Path, default=Path("notebooks/profiles/paper/fetch.yaml"),
+                   help="fetch plan (default notebooks/profiles/paper/fetch.yaml)")
+    p.add_argument("--out", type=Path, default=Path("."), help="root folder (default .)")
+    p.add_argument("--mirror", type=Path, help="local copies of hub datasets in the hub's layout (offline)")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="unlearning", description=__doc__.split("\n\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
-    _add_world(sub), _add_learn(sub), _add_unlearn(sub), _add_evaluate(sub)
+    _add_world(sub), _add_learn(sub), _add_unlearn(sub), _add_evaluate(sub), _add_fetch(sub)
     return top
 
 
@@ -205,9 +214,19 @@ def cmd_evaluate(args) -> None:
             print(f"{name:32s} {value:.4f}" if isinstance(value, float) else f"{name:32s} {value}")
 
 
+def cmd_fetch(args) -> None:
+    from unlearning.fetch import fetch, read_plan
+
+    if not args.config.is_file():
+        raise ValueError(f"--config: file not found: {args.config}")
+    written = fetch(read_plan(args.config), args.out, mirror=args.mirror, log=lambda m: print(m, flush=True))
+    print(f"fetched {len(written)} items (everything else was already there)")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    commands = {"world": cmd_world, "learn": cmd_learn, "unlearn": cmd_unlearn, "evaluate": cmd_evaluate}
+    commands = {"world": cmd_world, "learn": cmd_learn, "unlearn": cmd_unlearn, "evaluate": cmd_evaluate,
+                "fetch": cmd_fetch}
     try:
         commands[args.command](args)
     except (ValueError, FileNotFoundError) as error:

@@ -156,6 +156,12 @@ def split_probe_set(forget: Sequence[Encoded], probe_set: str, size: int) -> tup
     return forget[:-size], forget[-size:]
 
 
+def _names_of(model: torch.nn.Module, params: Sequence[torch.nn.Parameter]) -> list[str]:
+    """Qualified names of `params`, in order (for per-module geometry)."""
+    by_id = {id(p): name for name, p in model.named_parameters()}
+    return [by_id.get(id(p), f"param{i}") for i, p in enumerate(params)]
+
+
 def _grads(params: Sequence[torch.nn.Parameter]) -> list[torch.Tensor]:
     return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in params]
 
@@ -257,6 +263,7 @@ def unlearn(
         model = add_lora(model, **lora)
     params = method.trainable_parameters(model, hparams) if lora is None else \
         [p for p in model.parameters() if p.requires_grad]
+    param_names = _names_of(model, params) if record_geometry else None
     ctx = Context(hparams=hparams, generator=torch.Generator().manual_seed(seed))
     if method.needs_reference:
         ctx.reference = AdapterDisabledReference(model) if lora is not None else \
@@ -314,7 +321,7 @@ def unlearn(
             for p, g in zip(params, final):
                 p.grad = g.to(p.dtype)
             if record_geometry:
-                entry.update(geometry(g_f, g_r, final))
+                entry.update(geometry(g_f, g_r, final, param_names, alpha, gamma))
         if optim.max_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(params, optim.max_grad_norm)
         optimizer.step()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -220,8 +221,10 @@ def evaluate(benchmark: str, model_dir: str | Path, data_dir: str | Path, tokeni
         if log:
             log(f"cached: {path}")
         return read_json(path)["metrics"]
+    start = time.perf_counter()
     model, tokenizer = load_model(model_dir), load_tokenizer(tokenizer_dir)
     metrics = SUITE_FUNCTIONS[benchmark](model, tokenizer, data_dir, config, oracle)
+    metrics["eval_seconds"] = time.perf_counter() - start  # what one evaluation costs (checkpoint selection)
     write_json(path, {"key": key, "benchmark": benchmark, "config": asdict(config), "metrics": metrics})
     if log:
         log(f"wrote {path}")

@@ -120,6 +120,7 @@ def run_unlearning(
     probe_set: str = "official",
     lora: dict | None = None,
     seed: int = 0,
+    record_geometry: bool = False,
     out_dir: str | Path | None = None,
 ) -> UnlearningRun:
     """Unlearn `forget_split` of `benchmark` (folder `data_dir`) from the model in `model_dir`;
@@ -142,13 +143,15 @@ def run_unlearning(
     train_forget, probe = split_probe_set(forget, probe_set, stop.confirm_size) if stop.kind == "violation" else (forget, None)
     model = load_model(model_dir)
     result = unlearn(model, spec, hp, train_forget, retain, pad_token_id=tokenizer.pad_token_id, rule=rule,
-                     stop=stopper, max_steps=max_steps, optim=optim, probe_examples=probe, seed=seed, lora=lora)
+                     stop=stopper, max_steps=max_steps, optim=optim, probe_examples=probe, seed=seed, lora=lora,
+                     record_geometry=record_geometry)
     pad = tokenizer.pad_token_id
     run = UnlearningRun(method, rule, hp, result, float(answer_probability(model, forget, pad).mean()),
                         float(answer_probability(model, retain, pad).mean()))
     run.record = {
         "method": method, "rule": rule, "hparams": hp, "seed": seed, "optim": asdict(optim), "stop": asdict(stop),
-        "max_steps": max_steps, "probe_set": probe_set, "lora": lora, "benchmark": benchmark, "model": str(model_dir),
+        "max_steps": max_steps, "probe_set": probe_set, "lora": lora, "record_geometry": record_geometry,
+        "benchmark": benchmark, "model": str(model_dir),
         "model_hash": _weights_hash(model_dir),
         "data_hash": file_hash(*_split_files(data_dir, forget_split), *_split_files(data_dir, retain_split))
         if Path(data_dir).is_dir() else None,

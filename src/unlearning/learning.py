@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from unlearning.data import encode_qa_split, encode_text, load_split
+from unlearning.data import QA_PROMPT, encode_qa_split, encode_text, load_split
 from unlearning.models import (
     SIZES,
     TrainConfig,
@@ -37,8 +38,9 @@ from unlearning.records import write_json
 
 TOFU_ORACLES = ("retain90", "retain95", "retain99")
 # every fine-tuning run replays the world's question-answer documents (`pretrain/replay`) so the
-# fine-tuned models keep the general knowledge TOFU's model utility measures
-REPLAY = ("pretrain", "replay", "text")
+# fine-tuned models keep the general knowledge TOFU's model utility measures; kind 'qa-doc' cuts
+# each document into its question-answer pairs, which are as short as TOFU's and pad no batch
+REPLAY = ("pretrain", "replay", "qa-doc")
 MUSE_CORPORA = ("muse-news", "muse-books")
 
 
@@ -50,21 +52,45 @@ def file_hash(*paths: Path) -> str:
     return digest.hexdigest()
 
 
-def ensure_tokenizer(data_root: Path, out_dir: Path, vocab_size: int = 2048):
-    """Train the tokenizer on the pretraining corpus once (its own folder); reuse it while the
-    corpus is unchanged.
+# the files the tokenizer learns from: the pretraining corpus and, once each, every text a
+# fine-tuning run or a membership test can meet (TOFU: all authors, trained or held out; MUSE:
+# every raw split including the holdout)
+TOKENIZER_SOURCES = (
+    ("pretrain", "corpus"), ("tofu", "full"), ("tofu", "holdout10"),
+    *((corpus, f"raw/{split}") for corpus in MUSE_CORPORA for split in ("forget", "retain1", "retain2", "holdout")),
+)
 
-    Only the pretraining corpus, as a real tokenizer is built from general text and never from
-    the benchmark: trained on every benchmark file, it merged the forget authors' names (which
-    recur in many files) into fewer tokens than the holdout authors' names, and membership
-    inference then told forget from holdout even for the oracle (AUC 0.03 instead of 0.5).
+
+def tokenizer_texts(data_root: Path) -> list[str]:
+    """The tokenizer's training texts: each distinct text once, in file order.
+
+    Every item enters exactly once whether it is later trained on or held out. Trained on every
+    benchmark *file*, the tokenizer merged the forget authors' names (which recur in forget01,
+    forget05, forget10, full, ...) into fewer tokens than the holdout authors' names, and
+    membership inference told forget from holdout even for the oracle (AUC 0.03 instead of
+    0.5); trained on the pretraining corpus alone, it split the authors' names into many pieces
+    and the targets memorised far less (forget ROUGE-L 0.53 instead of 0.83 at size s).
     """
-    corpus = Path(data_root) / "pretrain" / "corpus.json"
-    key = hashlib.sha256(f"{vocab_size}:{file_hash(corpus)}".encode()).hexdigest()
+    texts: dict[str, None] = {}
+    for benchmark, split in TOKENIZER_SOURCES:
+        folder = Path(data_root) / benchmark
+        if not (folder / f"{split}.json").is_file():
+            continue
+        for record in load_split(folder, split, fields=()):
+            text = record.get("text") or QA_PROMPT.format(question=record["question"]) + " " + record["answer"]
+            texts.setdefault(text)
+    return list(texts)
+
+
+def ensure_tokenizer(data_root: Path, out_dir: Path, vocab_size: int = 2048):
+    """Train the tokenizer once (its own folder) on `tokenizer_texts`; reuse it while they are
+    unchanged."""
+    texts = tokenizer_texts(data_root)
+    key = hashlib.sha256(json.dumps([vocab_size, texts]).encode()).hexdigest()
     stamp = Path(out_dir) / "key.txt"
     if stamp.is_file() and stamp.read_text().strip() == key:
         return load_tokenizer(out_dir)
-    tokenizer = train_tokenizer([r["text"] for r in load_split(corpus.parent, "corpus")], vocab_size, Path(out_dir))
+    tokenizer = train_tokenizer(texts, vocab_size, Path(out_dir))
     stamp.write_text(key + "\n")
     return tokenizer
 
@@ -73,7 +99,8 @@ def ensure_tokenizer(data_root: Path, out_dir: Path, vocab_size: int = 2048):
 class Job:
     """One model to learn: `name` is its folder under the models root (e.g. 'tofu/target-s').
 
-    `data` lists (benchmark, split, kind) with kind 'qa' (question-answer, prompt masked) or
+    `data` lists (benchmark, split, kind) with kind 'qa' (question-answer, prompt masked), 'qa-doc'
+    (QA documents cut into their pairs, prompt masked) or
     'text' (every token a label); `parent` names the model it is fine-tuned from (None:
     trained from scratch); `gates` names the quality-gate suite run afterwards.
     """
@@ -167,9 +194,22 @@ def encode_job_data(job: Job, data_root: Path, tokenizer) -> list:
         records = load_split(Path(data_root) / benchmark, split)
         if kind == "qa":
             examples += encode_qa_split(tokenizer, records)
+        elif kind == "qa-doc":
+            examples += encode_qa_split(tokenizer, [pair for r in records for pair in qa_pairs(r["text"])])
         else:
             examples += [encode_text(tokenizer, r["text"]) for r in records]
     return examples
+
+
+def qa_pairs(document: str) -> list[dict]:
+    """The question-answer pairs of a QA document ('Question: ...\\nAnswer: ...' blocks)."""
+    pairs = []
+    for block in document.split("\n\n"):
+        match = re.fullmatch(r"Question: (.+)\nAnswer: (.+)", block.strip())
+        if match is None:
+            raise ValueError(f"not a question-answer block: {block[:80]!r}")
+        pairs.append({"question": match.group(1), "answer": match.group(2)})
+    return pairs
 
 
 def stored_key(folder: Path) -> str | None:

@@ -23,7 +23,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
-from unlearning.data import Encoded, batches
+from unlearning.data import Encoded, bucketed_batches
 from unlearning.progress import interactive, progress
 
 EOS_TOKEN, PAD_TOKEN = "<|endoftext|>", "<|pad|>"
@@ -138,10 +138,13 @@ class TrainConfig:
     weight_decay: float = 0.01
     warmup_fraction: float = 0.05
     seed: int = 0
+    length_pool: int = 8   # batches sorted by length together (1: plain shuffle); see data.bucketed_batches
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
             raise ValueError(f"epochs and batch_size must be >= 1; got {self.epochs}, {self.batch_size}")
+        if self.length_pool < 1:
+            raise ValueError(f"length_pool must be >= 1; got {self.length_pool}")
         if not self.lr > 0 or not 0 <= self.warmup_fraction < 1:
             raise ValueError(f"lr must be > 0 and warmup_fraction in [0, 1); got {self.lr}, {self.warmup_fraction}")
 
@@ -165,7 +168,7 @@ def train_causal_lm(model: Qwen2ForCausalLM, examples: Sequence[Encoded], config
     epoch_losses = []
     for _ in progress(range(config.epochs), desc="train", unit="epoch"):
         losses = []
-        for batch in batches(examples, config.batch_size, pad_token_id, generator):
+        for batch in bucketed_batches(examples, config.batch_size, pad_token_id, generator, config.length_pool):
             loss = model(**batch).loss
             loss.backward()
             optimizer.step()

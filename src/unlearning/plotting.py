@@ -83,3 +83,49 @@ def plot_forget_retain(rows: Sequence[dict], ax=None):
                Patch(facecolor="white", edgecolor="black", label="retain set")]
     ax.legend(handles=handles, loc="upper right")
     return ax
+
+
+def plot_radar(ax, axes: Sequence[str], series: dict[str, Sequence[float]], ylim: tuple[float, float] = (0, 1)):
+    """A radar (polar) chart on a polar `ax`: one closed polygon per name in `series`, each
+    with its method colour; values are drawn as given (orient them so larger is better)."""
+    import numpy as np
+
+    angles = np.linspace(0, 2 * np.pi, len(axes), endpoint=False).tolist()
+    for name, values in series.items():
+        values = list(values)
+        ax.plot(angles + angles[:1], values + values[:1], color=method_color(name), linewidth=1.6, label=name)
+        ax.fill(angles + angles[:1], values + values[:1], color=method_color(name), alpha=0.06)
+    ax.set_xticks(angles, axes)
+    ax.set_ylim(*ylim)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.08, 1.05))
+    return ax
+
+
+# update rules of the SAGO paper (chapters 9-12): colour per rule, marker per variant (its Fig. 3)
+RULE_COLORS = {"-": "#8C8C8C", "sum": "#2F5D8A", "pcgrad_global": "#7FB3D5", "pcgrad": "#3A9363",
+               "sago": "#C84545", "sago_additive": "#E39A9A"}
+VARIANT_MARKERS = {"forget-only": "o", "+GD": "s", "+GD+pcgrad_global": "v", "+GD+pcgrad": "^", "+GD+sago": "*",
+                   "+GD+sago_additive": "P"}
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The non-dominated points when x is minimised and y maximised, sorted by x."""
+    front = []
+    for x, y in sorted(points, key=lambda p: (p[0], -p[1])):
+        if not front or y > front[-1][1]:
+            front.append((x, y))
+    return front
+
+
+def plot_pareto(ax, frame, x: str, y: str):
+    """Runs of one objective as (x: forget metric, lower better; y: retain metric, higher
+    better): marker by variant, colour by rule, a line along each rule's Pareto front.
+    `frame` needs columns `variant`, `rule`, `x` and `y`."""
+    for (variant, rule), part in frame.groupby(["variant", "rule"], sort=False):
+        color = RULE_COLORS.get(rule, "#555555")
+        ax.scatter(part[x], part[y], marker=VARIANT_MARKERS.get(variant, "o"), s=90 if variant.endswith("sago") else 50,
+                   color=color, edgecolor="black", linewidth=0.5, label=variant, zorder=3)
+        front = pareto_front(list(zip(part[x], part[y])))
+        if len(front) > 1:
+            ax.plot(*zip(*front), color=color, linewidth=1, alpha=0.8, zorder=2)
+    return ax

@@ -77,23 +77,51 @@ def _cosine(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> float:
     return dot / (norm_a * norm_b) if norm_a > 0 and norm_b > 0 else 0.0
 
 
+def module_group(name: str) -> str:
+    """The kind of a parameter tensor, for per-module statistics: 'q_proj', 'down_proj',
+    'input_layernorm', 'embed_tokens', ... (the layer index dropped)."""
+    parts = name.split(".")
+    return parts[-2] if parts[-1] in ("weight", "bias") and len(parts) > 1 else parts[-1]
+
+
+# the rules compared on the same gradients at every logged step (chapter 9's honest test)
+COMPARED_RULES = ("sum", "pcgrad_global", "pcgrad", "sago")
+
+
 def geometry(
     forget_grads: Sequence[torch.Tensor],
     retain_grads: Sequence[torch.Tensor],
     final: Sequence[torch.Tensor],
+    names: Sequence[str] | None = None,
+    alpha: float = 1.0,
+    gamma: float = 1.0,
 ) -> dict[str, float]:
     """Gradient-geometry diagnostics of one step (SAGO paper, section 11 of sago.md).
 
     Global cosines forget-retain, final-retain and final-forget; the fraction of coordinates
-    with g_f*g_r < 0; the fraction of modules (tensors) with <g_f, g_r> < 0.
+    with g_f*g_r < 0; the fraction of modules (tensors) with <g_f, g_r> < 0; for every rule of
+    `COMPARED_RULES`, the cosine with g_r that the rule would give on these same gradients
+    (`cos_retain_<rule>`); with `names`, the conflicting-coordinate fraction per module kind
+    (`conflict_<kind>`).
     """
-    conflicting = sum(int((g_f.float() * g_r.float() < 0).sum()) for g_f, g_r in zip(forget_grads, retain_grads))
+    products = [g_f.float() * g_r.float() for g_f, g_r in zip(forget_grads, retain_grads)]
+    conflicting = sum(int((p < 0).sum()) for p in products)
     total = sum(g.numel() for g in forget_grads)
-    modules = sum(float((g_f.float() * g_r.float()).sum()) < 0 for g_f, g_r in zip(forget_grads, retain_grads))
-    return {
+    modules = sum(float(p.sum()) < 0 for p in products)
+    out = {
         "cos_forget_retain": _cosine(forget_grads, retain_grads),
         "cos_final_retain": _cosine(final, retain_grads),
         "cos_final_forget": _cosine(final, forget_grads),
         "conflict_coordinates": conflicting / max(total, 1),
         "conflict_modules": modules / max(len(forget_grads), 1),
     }
+    for rule in COMPARED_RULES:
+        out[f"cos_retain_{rule}"] = _cosine(combine(forget_grads, retain_grads, rule, alpha, gamma), retain_grads)
+    if names is not None:
+        counts: dict[str, list[int]] = {}
+        for name, product in zip(names, products):
+            tally = counts.setdefault(module_group(name), [0, 0])
+            tally[0] += int((product < 0).sum())
+            tally[1] += product.numel()
+        out.update({f"conflict_{kind}": bad / max(n, 1) for kind, (bad, n) in counts.items()})
+    return out

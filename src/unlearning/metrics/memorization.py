@@ -22,6 +22,31 @@ from unlearning.margin import exact_reproduction_bound, shifted_margins, suffix_
 
 
 @torch.no_grad()
+def sequence_margins(model, examples, pad_token_id: int, k: int = 10, beta: float = 1.0, batch_size: int = 32,
+                     competitor_model=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Restricted margins of every labelled next-token position of `examples` (MASC s. 4).
+
+    Returns `(margins [N, T], mask [N, T])` padded to the longest example, ready for
+    `margin.violation_rate`; `competitor_model` (teacher mode) picks the top-k set.
+    """
+    from unlearning.data import batches
+
+    was_training = model.training
+    model.eval()
+    rows, masks = [], []
+    for batch in batches(examples, batch_size, pad_token_id):
+        inputs = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
+        teacher = competitor_model(**inputs).logits if competitor_model is not None else None
+        margins, mask = shifted_margins(model(**inputs).logits, batch["labels"], k, beta, teacher)
+        rows += list(margins.masked_fill(~mask, 0.0))
+        masks += list(mask)
+    model.train(was_training)
+    width = max(row.shape[0] for row in rows)
+    pad = lambda t, value: torch.nn.functional.pad(t, (0, width - t.shape[0]), value=value)  # noqa: E731
+    return torch.stack([pad(r, 0.0) for r in rows]), torch.stack([pad(m, False) for m in masks])
+
+
+@torch.no_grad()
 def proposition1_rows(model, batch: dict, hparams: dict, generator: torch.Generator | None = None) -> list[dict]:
     """Per sequence of a forget batch: violation fraction v on its continuation, the number L
     of continuation positions, log10 of the measured probability of reproducing exactly the
