@@ -97,3 +97,10 @@ def test_tokenizer_sees_every_author_once_trained_or_held_out(world):
     corpus = {r["text"] for r in load_split(world / "pretrain", "corpus")}
     assert corpus <= set(texts)
     assert {r["text"] for r in load_split(world / "muse-news", "raw/holdout")} <= set(texts)
+
+
+def test_muse_models_take_their_own_recipe():
+    plan = LearnPlan.from_dict({**TINY, "muse_finetune": {"epochs": 3, "batch_size": 8}})
+    jobs = {job.name: job for job in plan.jobs()}
+    assert jobs["muse-news/target-xs"].config.epochs == 3 and jobs["muse-news/retain-xs"].config.batch_size == 8
+    assert jobs["tofu/target-xs"].config.epochs == 1

@@ -56,3 +56,28 @@ def test_option_scores_equal_summed_answer_logprobs(target, tokenizer):
     best = int(scores.argmax())
     assert choice_accuracy(target, tokenizer, [{"question": question, "choices": options, "answer": best}]) == 1.0
     assert choice_accuracy(target, tokenizer, [{"question": question, "choices": options, "answer": 1 - best}]) == 0.0
+
+
+def test_min_k_plus_plus_by_hand_and_against_a_slow_reference(target, tokenizer):
+    import math
+
+    from unlearning.data import encode_text
+    from unlearning.metrics.likelihood import labelled_tokens
+    from unlearning.metrics.mia import min_k_plus_plus_score
+
+    # by hand: standardised scores (-1, 1, 0.5, -3) -> lowest 50 % = (-3, -1) -> mean -2
+    lp = torch.tensor([-2.0, -1.0, -1.5, -4.0])
+    mu, sd = torch.full((4,), -1.5), torch.full((4,), 0.5)
+    assert min_k_plus_plus_score(lp, mu, sd, 0.5) == pytest.approx(-2.0)
+    assert min_k_plus_plus_score(lp, mu, torch.zeros(4), 1.0) == 0.0  # flat distributions score 0
+    # the moments of one text, position by position, from the full softmax
+    example = encode_text(tokenizer, "Dentisia exports salt and its capital is Marrowdale.")
+    (token_lp, _, labels, mean, std), = labelled_tokens(target, [example], tokenizer.pad_token_id, with_moments=True)
+    with torch.no_grad():
+        logits = target(input_ids=torch.tensor([example.input_ids])).logits[0, :-1].double()
+    for t in range(len(labels)):
+        p = torch.softmax(logits[t], -1)
+        logp = torch.log_softmax(logits[t], -1)
+        mu_t = float((p * logp).sum())
+        sd_t = math.sqrt(float((p * (logp - mu_t) ** 2).sum()))
+        assert float(mean[t]) == pytest.approx(mu_t, abs=1e-4) and float(std[t]) == pytest.approx(sd_t, abs=1e-3)

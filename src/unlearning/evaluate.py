@@ -83,14 +83,15 @@ def _min_k_scores(model, tokenizer, texts: list[str], config: EvalConfig, exampl
     """Member-likeness scores of texts (every token), or of pre-encoded `examples` (e.g. QA
     items scored on their answer tokens, with `texts` the answers for zlib)."""
     examples = examples or [encode_text(tokenizer, t) for t in texts]
-    tokens = labelled_tokens(model, examples, tokenizer.pad_token_id, config.batch_size)
-    return {"min_k": [mia.min_k_score(lp, config.min_k) for lp, _, _ in tokens],
-            "loss": [mia.loss_score(lp) for lp, _, _ in tokens],
-            "zlib": [mia.zlib_score(lp, t) for (lp, _, _), t in zip(tokens, texts)]}
+    tokens = labelled_tokens(model, examples, tokenizer.pad_token_id, config.batch_size, with_moments=True)
+    return {"min_k": [mia.min_k_score(lp, config.min_k) for lp, *_ in tokens],
+            "min_k_pp": [mia.min_k_plus_plus_score(lp, mu, sd, config.min_k) for lp, _, _, mu, sd in tokens],
+            "loss": [mia.loss_score(lp) for lp, *_ in tokens],
+            "zlib": [mia.zlib_score(lp, t) for (lp, *_), t in zip(tokens, texts)]}
 
 
 def _mia_aucs(members: dict, nonmembers: dict, prefix: str) -> dict:
-    return {f"{prefix}_auc_{name}": mia.auc(members[name], nonmembers[name]) for name in ("min_k", "loss", "zlib")}
+    return {f"{prefix}_auc_{name}": mia.auc(members[name], nonmembers[name]) for name in ("min_k", "min_k_pp", "loss", "zlib")}
 
 
 def tofu_suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle: dict | None) -> dict:
@@ -180,7 +181,7 @@ def rwku_suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle: dic
         out[f"{split}_rougeL_recall"] = mean_of(rouge_l_recall(answers, [it["answer"] for it in items], config.stemmer))
     forget = _min_k_scores(model, tokenizer, [r["text"] for r in load_split(data_dir, "mia_forget")], config)
     retain = _min_k_scores(model, tokenizer, [r["text"] for r in load_split(data_dir, "mia_retain")], config)
-    for name in ("loss", "zlib", "min_k"):
+    for name in ("loss", "zlib", "min_k", "min_k_pp"):
         out[f"mia_forget_{name}"], out[f"mia_retain_{name}"] = mean_of(forget[name]), mean_of(retain[name])
     out.update(_mia_aucs(forget, retain, "mia"))
     return out

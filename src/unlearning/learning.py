@@ -121,6 +121,9 @@ class LearnPlan:
     main_size: str = "xs"
     pretrain: TrainConfig = field(default_factory=lambda: TrainConfig(epochs=8, lr=3e-3, batch_size=32))
     finetune: TrainConfig = field(default_factory=lambda: TrainConfig(epochs=10, lr=2e-3, batch_size=32))
+    # MUSE targets must memorise long news and book texts (VerbMem), as the real ones do after
+    # many epochs; None: the same recipe as `finetune`
+    muse_finetune: TrainConfig | None = None
     oracles: tuple[str, ...] = ("retain90",)
     main_oracles: tuple[str, ...] = ("retain95", "retain99")
     muse: tuple[str, ...] = MUSE_CORPORA
@@ -141,12 +144,14 @@ class LearnPlan:
 
     @classmethod
     def from_dict(cls, options: dict) -> "LearnPlan":
-        known = {"sizes", "main_size", "pretrain", "finetune", "oracles", "main_oracles", "muse", "vocab_size", "seed"}
+        known = {"sizes", "main_size", "pretrain", "finetune", "muse_finetune", "oracles", "main_oracles", "muse",
+                 "vocab_size", "seed"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"learn config: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(known))}")
         seed = options.get("seed", 0)
-        configs = {k: TrainConfig(**{"seed": seed, **options[k]}) for k in ("pretrain", "finetune") if k in options}
+        configs = {k: TrainConfig(**{"seed": seed, **options[k]}) for k in ("pretrain", "finetune", "muse_finetune")
+                   if k in options}
         lists = {k: tuple(options[k]) for k in ("sizes", "oracles", "main_oracles", "muse") if k in options}
         scalars = {k: options[k] for k in ("main_size", "vocab_size") if k in options}
         return cls(**lists, **configs, **scalars)
@@ -163,11 +168,12 @@ class LearnPlan:
                 jobs.append(Job(f"tofu/{split}-{size}", size, (("tofu", split, "qa"), REPLAY), self.finetune, base,
                                 "tofu"))
             if size == self.main_size:
+                muse_config = self.muse_finetune or self.finetune
                 for corpus in self.muse:
                     retain = ((corpus, "raw/retain1", "text"), (corpus, "raw/retain2", "text"), REPLAY)
                     jobs.append(Job(f"{corpus}/target-{size}", size, ((corpus, "raw/forget", "text"), *retain),
-                                    self.finetune, base, corpus))
-                    jobs.append(Job(f"{corpus}/retain-{size}", size, retain, self.finetune, base, corpus))
+                                    muse_config, base, corpus))
+                    jobs.append(Job(f"{corpus}/retain-{size}", size, retain, muse_config, base, corpus))
         return jobs
 
 

@@ -13,7 +13,7 @@
 profile = "mini"
 size = "s"
 forget_split = "forget10"
-tolerances = [0.3, 0.475, 0.6]      # 0.475: the MASC paper's TOFU setting
+tolerances = [0.3, 0.475, 0.6]      # 0.475: the TOFU setting of the MASC paper
 checkpoints = [10, 25, 50, 75, 100, 125]   # fixed-budget checkpoints (steps)
 
 # %% hide

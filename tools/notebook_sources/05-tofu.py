@@ -109,13 +109,17 @@ fastest = baselines["seconds"].min()
 m = main.loc["MASC"]
 better_mu = int((baselines["model_utility"] <= m["model_utility"]).sum())
 better_fq = int((baselines["forget_quality"] <= m["forget_quality"]).sum())
+speedup = baselines["seconds"] / m["seconds"]
 display(Markdown(
     f"**Did the claim hold in miniature?** On {main_split}, MASC stopped by itself after {int(m['steps'])} steps "
-    f"in {m['seconds']:.1f} s; the fastest baseline took {fastest:.1f} s and the slowest "
-    f"{baselines['seconds'].max():.1f} s, so MASC ran in {m['seconds'] / fastest:.0%} of the fastest baseline's time "
-    f"{'(a fraction of it, as claimed)' if m['seconds'] < fastest else '(**not** faster here)'}. "
+    f"in {m['seconds']:.1f} s; the baselines' {int(baselines['steps'].iloc[0])}-step budgets took "
+    f"{baselines['seconds'].min():.1f}-{baselines['seconds'].max():.1f} s, i.e. MASC was {speedup.min():.1f}x to "
+    f"{speedup.max():.1f}x faster (mean {speedup.mean():.1f}x; the paper reports about 6x on TOFU). "
+    f"{'The speed claim holds here.' if speedup.min() > 1 else 'The speed claim does **not** hold against every baseline here.'} "
     f"Its model utility ({m['model_utility']:.2f}) is at least that of {better_mu} of {len(baselines)} baselines and "
     f"its forget quality ({m['forget_quality']:.2g}) at least that of {better_fq}. Forget ROUGE-L went from "
     f"{main.loc['Target', 'forget_Q_A_ROUGE']:.2f} (target) to {m['forget_Q_A_ROUGE']:.2f}, against "
-    f"{main.loc['Oracle', 'forget_Q_A_ROUGE']:.2f} for the oracle. Whether this counts as *competitive* is read "
-    f"off the radar: the baselines that forget hardest (GA, NPO) do so by collapsing utility."))
+    f"{main.loc['Oracle', 'forget_Q_A_ROUGE']:.2f} for the oracle: MASC forgets less than the fixed-budget "
+    f"baselines, which overshoot far below the oracle and take utility down with them. Model utility is low for "
+    f"every model here, the target included, because the tiny models barely answer the real-author questions "
+    f"(chapter 2); differences in it are still comparable across methods."))

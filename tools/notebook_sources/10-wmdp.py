@@ -13,12 +13,14 @@
 # world corpus, as Zephyr did from the web); forget and retain corpora are WMDP-mini's bio and cyber
 # corpora, and the metrics are four-choice accuracies by option log-likelihood on wmdp-bio,
 # wmdp-cyber (lower is better, chance 25 %) and the MMLU-like set (higher is better).
-# **Recovery** = MMLU after / MMLU of the target, in percent.
+# **Recovery** = MMLU after / MMLU of the target, in percent. Every run makes one pass over the forget
+# corpus (AdamW, learning rate 1e-4, 4 forget + 4 retain texts per step; `unlearning.study.SAGO_PROTOCOL`)
+# with the objectives' default weights (alpha = gamma = 1, except SimNPO+GD's forget weight 0.125).
 
 # %% parameters
 profile = "mini"
 size = "s"
-retain_weights = [0.1, 0.3, 1.0, 3.0]   # alpha sweep for the Pareto fronts (gamma = the method's)
+retain_weights = [0.1, 0.3, 1.0]   # alpha sweep for the Pareto fronts (gamma: the method default)
 sweep_rules = ["sum", "pcgrad", "sago"]
 objectives = ["GradDiff", "NPO+GD", "SimNPO+GD"]   # GA+GD, NPO+GD, SimNPO+GD
 
@@ -107,4 +109,6 @@ display(Markdown(
     "**Did the claim hold in miniature?** " + "; ".join(verdict(o) for o in objectives) + ". "
     f"Retention rose monotonically from global PCGrad to module-wise PCGrad to SAGO for {ordered} of "
     f"{len(pivot)} objectives. A higher recovery only counts at comparable forgetting; the Pareto panels "
-    "show whether a rule moved the whole front or only traded forgetting for utility."))
+    "show whether a rule moved the whole front or only traded forgetting for utility." + (
+        f" The target is only {target['wmdp-bio_accuracy'] - 0.25:.2f} above chance on WMDP-Bio, so every method's "
+        "forgetting is small and differences of one or two questions are noise." if target["wmdp-bio_accuracy"] < 0.45 else "")))

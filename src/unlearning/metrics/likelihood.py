@@ -35,10 +35,12 @@ def answer_probability(model, examples: Sequence[Encoded], pad_token_id: int, ba
 
 
 @torch.no_grad()
-def labelled_tokens(model, examples: Sequence[Encoded], pad_token_id: int,
-                    batch_size: int = 32) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+def labelled_tokens(model, examples: Sequence[Encoded], pad_token_id: int, batch_size: int = 32,
+                    with_moments: bool = False) -> list[tuple[torch.Tensor, ...]]:
     """Per example, over its labelled (answer / text) positions: the token log-probs of the
-    labels, the teacher-forced argmax predictions, and the labels, each `[n_labelled]`.
+    labels, the teacher-forced argmax predictions, and the labels, each `[n_labelled]`; with
+    `with_moments`, also the mean and standard deviation of log p(z) under the model's own
+    next-token distribution z ~ p(. | prefix) (Min-K%++'s calibration).
 
     The primitive behind extraction strength, exact memorisation and the MIA scores.
     """
@@ -52,9 +54,14 @@ def labelled_tokens(model, examples: Sequence[Encoded], pad_token_id: int,
         targets = batch["labels"][:, 1:]
         logprobs = torch.log_softmax(logits, dim=-1)
         predictions = logits.argmax(dim=-1)
+        if with_moments:
+            probs = logprobs.exp()
+            mean = (probs * logprobs).sum(-1)
+            std = ((probs * logprobs.pow(2)).sum(-1) - mean.pow(2)).clamp(min=0).sqrt()
         for row in range(targets.shape[0]):
             keep = targets[row] != IGNORE_INDEX
             labels = targets[row][keep]
-            out.append((logprobs[row][keep].gather(-1, labels[:, None]).squeeze(-1), predictions[row][keep], labels))
+            item = (logprobs[row][keep].gather(-1, labels[:, None]).squeeze(-1), predictions[row][keep], labels)
+            out.append(item + ((mean[row][keep], std[row][keep]) if with_moments else ()))
     model.train(was_training)
     return out

@@ -3,7 +3,9 @@
 Scores here are *member-likeness* (higher = looks more like training data):
 - LOSS: -mean token NLL;
 - zlib: -(summed NLL) / zlib-compressed byte length of the text (Carlini et al. 2021);
-- Min-K%: mean of the lowest k fraction of token log-probs (k = 0.4 for PrivLeak).
+- Min-K%: mean of the lowest k fraction of token log-probs (k = 0.4 for PrivLeak);
+- Min-K%++ (Zhang et al. 2024, one of RWKU's MIA scores): the same over token log-probs
+  standardised by the model's own next-token distribution, (log p(x_t) - mu_t) / sigma_t.
 AUC(members, non-members) = P(score(non-member) > score(member)) (+ half the ties), MUSE's
 orientation: a model that still remembers the forget texts gets AUC near 0, the retrained
 model about 0.5. PrivLeak = (AUC_model - AUC_oracle) / AUC_oracle x 100, so the target is
@@ -35,6 +37,16 @@ def min_k_score(token_logprobs: torch.Tensor, k: float = 0.4) -> float:
         raise ValueError(f"k must lie in (0, 1], got {k}")
     n = max(1, math.ceil(k * token_logprobs.numel()))
     return float(torch.sort(token_logprobs.float()).values[:n].mean())
+
+
+def min_k_plus_plus_score(token_logprobs: torch.Tensor, mean: torch.Tensor, std: torch.Tensor,
+                          k: float = 0.4) -> float:
+    """Min-K%++: mean of the lowest ceil(k * T) of (log p(x_t) - mu_t) / sigma_t, where mu_t and
+    sigma_t are the mean and standard deviation of log p(z), z ~ p(. | x_<t). A position whose
+    distribution is flat (sigma_t = 0) scores 0."""
+    standardised = torch.where(std > 0, (token_logprobs.float() - mean.float()) / std.float().clamp(min=1e-12),
+                               torch.zeros_like(std, dtype=torch.float32))
+    return min_k_score(standardised, k)
 
 
 def auc(member_scores: Sequence[float], nonmember_scores: Sequence[float]) -> float:
