@@ -65,10 +65,10 @@ def test_min_k_plus_plus_by_hand_and_against_a_slow_reference(target, tokenizer)
     from unlearning.metrics.likelihood import labelled_tokens
     from unlearning.metrics.mia import min_k_plus_plus_score
 
-    # by hand: standardised scores (-1, 1, 0.5, -3) -> lowest 50 % = (-3, -1) -> mean -2
+    # by hand: standardised scores (-1, 1, 0, -5) -> lowest 50 % = (-5, -1) -> mean -3
     lp = torch.tensor([-2.0, -1.0, -1.5, -4.0])
     mu, sd = torch.full((4,), -1.5), torch.full((4,), 0.5)
-    assert min_k_plus_plus_score(lp, mu, sd, 0.5) == pytest.approx(-2.0)
+    assert min_k_plus_plus_score(lp, mu, sd, 0.5) == pytest.approx(-3.0)
     assert min_k_plus_plus_score(lp, mu, torch.zeros(4), 1.0) == 0.0  # flat distributions score 0
     # the moments of one text, position by position, from the full softmax
     example = encode_text(tokenizer, "Dentisia exports salt and its capital is Marrowdale.")
