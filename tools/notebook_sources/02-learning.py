@@ -13,7 +13,7 @@
 #   (forget + retain1 + retain2) with their retrained oracles (retain1 + retain2).
 #
 # The MASC paper's learning-stage finding is that **larger models memorise more verbatim**. The
-# four sizes of the tiny Qwen2 family span 17x in parameters; each is trained with the same recipe,
+# four sizes of the tiny Qwen2 family span 18x in parameters; each is trained with the same recipe,
 # so the sizes can be compared directly. The quality gates below are computed when a model is
 # trained and stored beside it (`learning.json`).
 

@@ -65,7 +65,10 @@ logs.groupby("rule", sort=False)[list(columns)].mean().rename(columns=columns).r
 # %% [markdown]
 # ## Where the conflict lives
 #
-# Share of conflicting coordinates per kind of module over training (plain summation run).
+# Share of conflicting coordinates per kind of module over training (plain summation run). Exact
+# zeros do not count as conflicts. The embedding matrix is tied to the output layer, so every row
+# receives a gradient through the softmax; under gradient ascent the forget gradient is the negated
+# likelihood gradient, and on the directions shared by all text the two tasks oppose each other.
 
 # %% figure: fig-geometry-modules | Share of coordinates where the forget and retain gradients have opposite signs, per kind of module (rows) and training step (columns), GA+GD with plain summation on WMDP-mini. 0.5 would be unrelated gradients.
 kinds = sorted(c for c in logs.columns if c.startswith("conflict_") and c not in ("conflict_coordinates", "conflict_modules"))
@@ -73,6 +76,8 @@ heat = logs[logs.rule == rules[0]].set_index("step")[kinds].T
 fig, ax = plt.subplots(figsize=(10, 0.35 * len(kinds) + 1.2))
 image = ax.imshow(heat.values, aspect="auto", cmap="RdBu_r", vmin=0, vmax=1, interpolation="nearest")
 ax.set_yticks(range(len(kinds)), [k.removeprefix("conflict_") for k in kinds], fontsize=8)
+every = max(1, len(heat.columns) // 10)
+ax.set_xticks(range(0, len(heat.columns), every), heat.columns[::every])
 ax.set_xlabel("step")
 ax.grid(False)
 fig.colorbar(image, ax=ax, label="conflicting share")
