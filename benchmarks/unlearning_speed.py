@@ -19,6 +19,7 @@ import pandas as pd
 
 from unlearning.engine import OptimConfig, steps_for_epochs
 from unlearning.experiments import StopConfig, load_records, run_unlearning
+from unlearning.study import Protocol
 
 BASELINES = ("GA", "GradDiff", "NPO", "NPO+KLR", "SimNPO", "RMU", "IdkNLL")
 
@@ -29,10 +30,11 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("data/mini/tofu"))
     parser.add_argument("--size", default="s", help="model size (default s, the mini main size)")
     parser.add_argument("--split", default="forget10")
-    parser.add_argument("--epochs", type=float, default=5.0, help="baselines' budget in forget epochs (default 5)")
-    parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--lr", type=float, default=1e-4)
-    parser.add_argument("--masc-cap", type=int, default=1000)
+    book = Protocol()  # the book's shared settings, so the harness measures chapter 6's runs
+    parser.add_argument("--epochs", type=float, default=book.epochs, help="baselines' budget in forget epochs")
+    parser.add_argument("--batch-size", type=int, default=book.batch_size)
+    parser.add_argument("--lr", type=float, default=book.lr)
+    parser.add_argument("--masc-cap", type=int, default=book.cap)
     args = parser.parse_args()
 
     model = args.models / "tofu" / f"target-{args.size}"
