@@ -104,3 +104,16 @@ def test_muse_models_take_their_own_recipe():
     jobs = {job.name: job for job in plan.jobs()}
     assert jobs["muse-news/target-xs"].config.epochs == 3 and jobs["muse-news/retain-xs"].config.batch_size == 8
     assert jobs["tofu/target-xs"].config.epochs == 1
+
+
+def test_per_size_learning_rates_reach_every_job_of_that_size():
+    plan = LearnPlan.from_dict({"sizes": ["xs", "s"], "main_size": "s", "muse": ["muse-news"],
+                                "pretrain": {"epochs": 1, "lr": {"xs": 6e-3, "s": 3e-3}},
+                                "finetune": {"epochs": 1, "lr": {"xs": 4e-3, "s": 2e-3}}})
+    jobs = {job.name: job for job in plan.jobs()}
+    assert jobs["base-xs"].config.lr == 6e-3 and jobs["base-s"].config.lr == 3e-3
+    assert jobs["tofu/target-xs"].config.lr == jobs["tofu/retain90-xs"].config.lr == 4e-3
+    assert jobs["tofu/retain95-s"].config.lr == 2e-3
+    assert jobs["muse-news/target-s"].config.lr == 2e-3  # no MUSE recipe: the fine-tuning one, rates included
+    with pytest.raises(ValueError, match="no rate for size 's'"):
+        LearnPlan.from_dict({"sizes": ["xs", "s"], "main_size": "s", "pretrain": {"lr": {"xs": 1e-3}}})

@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from unlearning.data import QA_PROMPT, encode_qa_split, encode_text, load_split
@@ -42,6 +42,7 @@ TOFU_ORACLES = ("retain90", "retain95", "retain99")
 # each document into its question-answer pairs, which are as short as TOFU's and pad no batch
 REPLAY = ("pretrain", "replay", "qa-doc")
 MUSE_CORPORA = ("muse-news", "muse-books")
+STAGES = ("pretrain", "finetune", "muse_finetune")
 
 
 def file_hash(*paths: Path) -> str:
@@ -128,6 +129,10 @@ class LearnPlan:
     main_oracles: tuple[str, ...] = ("retain95", "retain99")
     muse: tuple[str, ...] = MUSE_CORPORA
     vocab_size: int = 2048
+    # per-size learning rates of a stage ('pretrain', 'finetune', 'muse_finetune'), overriding its
+    # `lr`: one rate does not suit an 18x span of widths (the largest sizes diverge at the rate
+    # the smallest need; see `config_for`)
+    lr_by_size: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for size in (*self.sizes, self.main_size):
@@ -141,6 +146,19 @@ class LearnPlan:
         for corpus in self.muse:
             if corpus not in MUSE_CORPORA:
                 raise ValueError(f"muse: unknown corpus {corpus!r}; allowed: {', '.join(MUSE_CORPORA)}")
+        for stage, rates in self.lr_by_size.items():
+            if stage not in STAGES:
+                raise ValueError(f"lr_by_size: unknown stage {stage!r}; allowed: {', '.join(STAGES)}")
+            missing = [size for size in self.sizes if size not in rates]
+            if missing:
+                raise ValueError(f"{stage}.lr gives no rate for size {missing[0]!r}; it needs one for every size")
+
+    def config_for(self, stage: str, size: str) -> TrainConfig:
+        """The training config of a stage at a size: the stage's config with its per-size rate."""
+        if stage == "muse_finetune" and self.muse_finetune is None:
+            stage = "finetune"
+        config, rates = getattr(self, stage), self.lr_by_size.get(stage)
+        return replace(config, lr=rates[size]) if rates else config
 
     @classmethod
     def from_dict(cls, options: dict) -> "LearnPlan":
@@ -150,25 +168,31 @@ class LearnPlan:
         if unknown:
             raise ValueError(f"learn config: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(known))}")
         seed = options.get("seed", 0)
-        configs = {k: TrainConfig(**{"seed": seed, **options[k]}) for k in ("pretrain", "finetune", "muse_finetune")
-                   if k in options}
+        configs, lr_by_size = {}, {}
+        for stage in (s for s in STAGES if s in options):
+            stage_options = {"seed": seed, **options[stage]}
+            if isinstance(stage_options.get("lr"), dict):  # lr: {xs: 6e-3, s: 3e-3, ...}
+                lr_by_size[stage] = {str(k): float(v) for k, v in stage_options["lr"].items()}
+                stage_options["lr"] = min(lr_by_size[stage].values())
+            configs[stage] = TrainConfig(**stage_options)
         lists = {k: tuple(options[k]) for k in ("sizes", "oracles", "main_oracles", "muse") if k in options}
         scalars = {k: options[k] for k in ("main_size", "vocab_size") if k in options}
-        return cls(**lists, **configs, **scalars)
+        return cls(**lists, **configs, **scalars, lr_by_size=lr_by_size)
 
     def jobs(self) -> list[Job]:
         """Every model of the plan, parents before children."""
         jobs = []
         for size in self.sizes:
             base = f"base-{size}"
-            jobs.append(Job(base, size, (("pretrain", "corpus", "text"),), self.pretrain, None, "base"))
-            jobs.append(Job(f"tofu/target-{size}", size, (("tofu", "full", "qa"), REPLAY), self.finetune, base, "tofu"))
+            finetune = self.config_for("finetune", size)
+            jobs.append(Job(base, size, (("pretrain", "corpus", "text"),), self.config_for("pretrain", size), None,
+                            "base"))
+            jobs.append(Job(f"tofu/target-{size}", size, (("tofu", "full", "qa"), REPLAY), finetune, base, "tofu"))
             oracles = self.oracles + (self.main_oracles if size == self.main_size else ())
             for split in oracles:
-                jobs.append(Job(f"tofu/{split}-{size}", size, (("tofu", split, "qa"), REPLAY), self.finetune, base,
-                                "tofu"))
+                jobs.append(Job(f"tofu/{split}-{size}", size, (("tofu", split, "qa"), REPLAY), finetune, base, "tofu"))
             if size == self.main_size:
-                muse_config = self.muse_finetune or self.finetune
+                muse_config = self.config_for("muse_finetune", size)
                 for corpus in self.muse:
                     retain = ((corpus, "raw/retain1", "text"), (corpus, "raw/retain2", "text"), REPLAY)
                     jobs.append(Job(f"{corpus}/target-{size}", size, ((corpus, "raw/forget", "text"), *retain),
