@@ -130,7 +130,7 @@ class LearnPlan:
     muse: tuple[str, ...] = MUSE_CORPORA
     vocab_size: int = 2048
     # per-size learning rates of a stage ('pretrain', 'finetune', 'muse_finetune'), overriding its
-    # `lr`: one rate does not suit an 18x span of widths (the largest sizes diverge at the rate
+    # `lr`: one rate does not suit an 18x span of widths (the largest sizes fit far worse at the rate
     # the smallest need; see `config_for`)
     lr_by_size: dict[str, dict[str, float]] = field(default_factory=dict)
 

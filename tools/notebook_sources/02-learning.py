@@ -15,10 +15,10 @@
 # The MASC paper's learning-stage finding is that **larger models memorise more verbatim**. The
 # four sizes of the tiny Qwen2 family span 18x in parameters; every size sees the same data in the
 # same order for the same number of steps. Only the pretraining learning rate differs per size
-# (`learn.yaml`), as it does across the Qwen2.5 family: tuned on the pretraining loss, the two
-# largest sizes diverge at the rate the smallest needs, and one shared rate made the larger models
-# look as if they memorised *less*. The quality gates below are computed when a model is trained
-# and stored beside it (`learning.json`).
+# (`learn.yaml`), as larger language models are usually trained at lower rates: tuned on the
+# pretraining loss, the two largest sizes fit far worse at the rate the smallest needs, and one
+# shared rate made the larger models look as if they memorised *less*. The quality gates below are
+# computed when a model is trained and stored beside it (`learning.json`).
 
 # %% parameters
 manifest_path = "models/mini/manifest.json"   # written by `make models` (unlearning learn)
