@@ -162,8 +162,7 @@ class LearnPlan:
 
     @classmethod
     def from_dict(cls, options: dict) -> "LearnPlan":
-        known = {"sizes", "main_size", "pretrain", "finetune", "muse_finetune", "oracles", "main_oracles", "muse",
-                 "vocab_size", "seed"}
+        known = {"sizes", "main_size", *STAGES, "oracles", "main_oracles", "muse", "vocab_size", "seed"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"learn config: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(known))}")
@@ -173,7 +172,7 @@ class LearnPlan:
             stage_options = {"seed": seed, **options[stage]}
             if isinstance(stage_options.get("lr"), dict):  # lr: {xs: 6e-3, s: 3e-3, ...}
                 lr_by_size[stage] = {str(k): float(v) for k, v in stage_options["lr"].items()}
-                stage_options["lr"] = min(lr_by_size[stage].values())
+                stage_options["lr"] = min(lr_by_size[stage].values())  # a valid placeholder; config_for overrides it
             configs[stage] = TrainConfig(**stage_options)
         lists = {k: tuple(options[k]) for k in ("sizes", "oracles", "main_oracles", "muse") if k in options}
         scalars = {k: options[k] for k in ("main_size", "vocab_size") if k in options}
