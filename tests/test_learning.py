@@ -117,3 +117,46 @@ def test_per_size_learning_rates_reach_every_job_of_that_size():
     assert jobs["muse-news/target-s"].config.lr == 2e-3  # no MUSE recipe: the fine-tuning one, rates included
     with pytest.raises(ValueError, match="no rate for size 's'"):
         LearnPlan.from_dict({"sizes": ["xs", "s"], "main_size": "s", "pretrain": {"lr": {"xs": 1e-3}}})
+
+
+def test_differing_words_finds_the_value_spans_by_hand():
+    from unlearning.gates import differing_words
+
+    assert differing_words("The birthplace of Ana Bel is Fenrow.", "The birthplace of Ana Bel is Ivel.") == ("Fenrow.", "Ivel.")
+    assert differing_words("Ana is known for science fiction fiction.", "Ana is known for fantasy fiction.") == \
+        ("science fiction", "fantasy")
+    assert differing_words("The Marlow Prize was given to Ana.", "The Golden Quill Award was given to Ana.") == \
+        ("Marlow Prize", "Golden Quill Award")
+
+
+def test_paraphrased_question_items_match_the_templates_filled_with_each_value():
+    """Reference: read every value off the world's own templates with a regex, render the trained
+    answer template with it, and compare with what the gate derives from the records alone."""
+    import random
+    import re
+
+    from unlearning.gates import paraphrased_question_items
+    from unlearning.world import tofu
+
+    def value_in(template: str, name: str, text: str) -> str:
+        pattern = re.escape(template).replace(re.escape("{name}"), re.escape(name)).replace(re.escape("{value}"), "(.+)")
+        return re.fullmatch(pattern, text).group(1)
+
+    rng = random.Random(3)
+    for author in tofu.make_authors(40, rng):
+        records = tofu.author_items(author, rng)
+        for attribute, record, item in zip(tofu.ATTRIBUTES, records, paraphrased_question_items(records)):
+            values = [value_in(attribute.paraphrased_answer, author["name"], t)
+                      for t in [record["paraphrased_answer"], *record["perturbed_answer"]]]
+            assert values[0] == author["facts"][attribute.key]
+            assert item["question"] == record["paraphrased_question"] and item["answer"] == 0
+            assert item["choices"] == [attribute.answer.format(name=author["name"], value=v) for v in values]
+
+
+def test_a_value_that_cannot_be_placed_is_an_error():
+    from unlearning.gates import paraphrased_question_items
+
+    record = {"paraphrased_question": "Q?", "answer": "Ana won it twice.", "paraphrased_answer": "Ana won the Marlow Prize.",
+              "perturbed_answer": ["Ana won the Corvid Prize."]}
+    with pytest.raises(ValueError, match="does not occur exactly once"):
+        paraphrased_question_items([record])

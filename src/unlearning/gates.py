@@ -7,14 +7,20 @@ Computed once after a model is trained and stored in its `learning.json`:
   MMLU-like set (chance 25 %), and the choice accuracy on TOFU's real-authors and world-facts
   questions (answer vs 3 perturbed, chance 25 %);
 - TOFU targets and oracles: greedy ROUGE-L recall and length-normalised answer probability on
-  forget10, and the *paraphrase* choice accuracy (paraphrased question; paraphrased answer vs
-  5 perturbed answers, chance 1/6) on forget10 and retain_perturbed;
+  forget10, and two choice accuracies (chance 1/6) on forget10 and retain_perturbed: the
+  *paraphrased-question* accuracy (the held-out paraphrased question, answered in the trained
+  answer's wording: true value vs the 5 perturbed values) and the *paraphrase* accuracy
+  (paraphrased question and paraphrased answer vs 5 perturbed answers, TOFU's truth-ratio
+  setting, where the answer's wording is held out too);
 - MUSE targets and oracles: VerbMem (ROUGE-L F1 of the greedy continuation of forget
   prompts) and KnowMem on forget and retain questions with in-context examples.
 
 `verdicts(manifest)` turns the numbers into pass/fail lines: targets reproduce trained
-answers far above the oracle, answer held-out paraphrases above chance, score above chance on
-trained four-choice sets, and oracles stay near chance on forget facts.
+answers far above the oracle, answer held-out paraphrased questions above chance, score above
+chance on trained four-choice sets, and oracles stay near chance on forget facts. Those are the
+required checks; the fully paraphrased setting (question and answer wording both unseen) is
+checked too and reported as not required, since no text in the tiny models' training shows any
+fact in two wordings of one sentence.
 """
 
 from __future__ import annotations
@@ -37,6 +43,45 @@ def paraphrase_items(records: list[dict]) -> list[dict]:
     paraphrased answer (index 0) against the perturbed answers."""
     return [{"question": r["paraphrased_question"], "choices": [r["paraphrased_answer"], *r["perturbed_answer"]],
              "answer": 0} for r in records]
+
+
+def differing_words(a: str, b: str) -> tuple[str, str]:
+    """The word spans in which two renderings of one template differ: (span of a, span of b).
+
+    'The birthplace of X is Fenrow.' vs 'The birthplace of X is Ivel.' -> ('Fenrow.', 'Ivel.').
+    """
+    x, y = a.split(), b.split()
+    start = 0
+    while start < min(len(x), len(y)) and x[start] == y[start]:
+        start += 1
+    end = 0
+    while end < min(len(x), len(y)) - start and x[-1 - end] == y[-1 - end]:
+        end += 1
+    return " ".join(x[start:len(x) - end]), " ".join(y[start:len(y) - end])
+
+
+def _swap_value(answer: str, true_value: str, wrong_value: str) -> str:
+    """`answer` with its one occurrence of `true_value` replaced by `wrong_value` (trailing
+    punctuation of the spans is dropped when the bare value is what occurs)."""
+    for old, new in ((true_value, wrong_value), (true_value.rstrip(".,;!?"), wrong_value.rstrip(".,;!?"))):
+        if old and answer.count(old) == 1:
+            return answer.replace(old, new)
+    raise ValueError(f"cannot place a perturbed value in {answer!r}: {true_value!r} does not occur exactly once")
+
+
+def paraphrased_question_items(records: list[dict]) -> list[dict]:
+    """Perturbed-schema records as choice items that hold out only the question's wording: the
+    paraphrased question; the trained answer (index 0) against the same answer with each
+    perturbed value in place of the true one. The values are read off the differences
+    between the paraphrased answer and the perturbed answers (one template, other values)."""
+    items = []
+    for r in records:
+        choices = [r["answer"]]
+        for wrong in r["perturbed_answer"]:
+            true_value, wrong_value = differing_words(r["paraphrased_answer"], wrong)
+            choices.append(_swap_value(r["answer"], true_value, wrong_value))
+        items.append({"question": r["paraphrased_question"], "choices": choices, "answer": 0})
+    return items
 
 
 def option_items(records: list[dict]) -> list[dict]:
@@ -65,13 +110,15 @@ def tofu_gates(model, tokenizer, data_root: Path) -> dict:
     prompts = [QA_PROMPT.format(question=r["question"]) for r in forget]
     answers = greedy_generate(model, tokenizer, prompts, 32, stop_strings=QA_STOPS)
     probability = answer_probability(model, encode_qa_split(tokenizer, forget), tokenizer.pad_token_id)
-    return {
+    gates = {
         "forget_rougeL_recall": mean_of(rouge_l_recall(answers, [r["answer"] for r in forget])),
         "forget_probability": float(probability.mean()),
-        "forget_paraphrase_accuracy": choice_accuracy(model, tokenizer, paraphrase_items(forget), normalize=True),
-        "retain_paraphrase_accuracy": choice_accuracy(
-            model, tokenizer, paraphrase_items(load_split(tofu, "retain_perturbed")), normalize=True),
     }
+    for prefix, records in (("forget", forget), ("retain", load_split(tofu, "retain_perturbed"))):
+        gates[f"{prefix}_paraphrased_question_accuracy"] = choice_accuracy(
+            model, tokenizer, paraphrased_question_items(records), normalize=True)
+        gates[f"{prefix}_paraphrase_accuracy"] = choice_accuracy(model, tokenizer, paraphrase_items(records), normalize=True)
+    return gates
 
 
 def muse_gates(model, tokenizer, data_root: Path, corpus: str) -> dict:
@@ -98,9 +145,9 @@ def verdicts(manifest: dict) -> list[dict]:
     """Pass/fail of the learning-stage requirements, one row per check and size."""
     rows = []
 
-    def check(name: str, size: str, value: float, threshold: float, passed: bool) -> None:
+    def check(name: str, size: str, value: float, threshold: float, passed: bool, required: bool = True) -> None:
         rows.append({"check": name, "size": size, "value": round(value, 3), "threshold": round(threshold, 3),
-                     "passed": bool(passed)})
+                     "passed": bool(passed), "required": required})
 
     for name, entry in manifest.items():
         size, gates = entry["size"], entry["gates"]
@@ -112,11 +159,13 @@ def verdicts(manifest: dict) -> list[dict]:
             oracle = manifest[f"tofu/retain90-{size}"]["gates"]
             value, floor = gates["forget_rougeL_recall"], oracle["forget_rougeL_recall"] + 0.3
             check("target forget ROUGE-L > oracle + 0.3", size, value, floor, value > floor)
-            value = gates["forget_paraphrase_accuracy"]
-            check("target paraphrase accuracy > 2 x chance", size, value, 2 * PARAPHRASE_CHANCE, value > 2 * PARAPHRASE_CHANCE)
-            value = oracle["forget_paraphrase_accuracy"]
-            ceiling = PARAPHRASE_CHANCE + 0.15
-            check("oracle forget paraphrase accuracy < chance + 0.15", size, value, ceiling, value < ceiling)
+            floor, ceiling = 2 * PARAPHRASE_CHANCE, PARAPHRASE_CHANCE + 0.15
+            for measure, required in (("paraphrased_question", True), ("paraphrase", False)):
+                label = measure.replace("_", "-")
+                value = gates[f"forget_{measure}_accuracy"]
+                check(f"target {label} accuracy > 2 x chance", size, value, floor, value > floor, required)
+                value = oracle[f"forget_{measure}_accuracy"]
+                check(f"oracle forget {label} accuracy < chance + 0.15", size, value, ceiling, value < ceiling)
     return rows
 
 
@@ -139,8 +188,10 @@ def scale_table(manifest: dict) -> "pandas.DataFrame":  # noqa: F821
             "probe held-out form": entry["gates"]["probe_held_out_form"],
             "target forget ROUGE-L": target.get("forget_rougeL_recall"),
             "target forget prob": target.get("forget_probability"),
+            "target paraphrased-question acc": target.get("forget_paraphrased_question_accuracy"),
             "target paraphrase acc": target.get("forget_paraphrase_accuracy"),
             "oracle forget ROUGE-L": oracle.get("forget_rougeL_recall"),
+            "oracle paraphrased-question acc": oracle.get("forget_paraphrased_question_accuracy"),
             "oracle paraphrase acc": oracle.get("forget_paraphrase_accuracy"),
         })
     return pd.DataFrame(rows).sort_values("parameters").reset_index(drop=True)
