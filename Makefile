@@ -1,6 +1,8 @@
 # Reproduce everything: data -> models -> notebooks (papermill) -> book (Jupyter Book 1).
 # PROFILE=smoke|mini|paper picks the notebook parameters (notebooks/profiles/PROFILE/).
 PROFILE ?= mini
+# models trained side by side by `make models`, each on its share of the CPU threads (same weights for any value)
+LEARN_JOBS ?= 2
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -47,11 +49,11 @@ endif
 
 models: $(INSTALLED) ## train tokenizer, targets and oracles of PROFILE (reuses what is up to date)
 ifneq ($(PROFILE),paper)
-	$(BIN)/unlearning learn --config $(PROFILE_DIR)/learn.yaml --data data/$(PROFILE) --out models/$(PROFILE)
+	$(BIN)/unlearning learn --config $(PROFILE_DIR)/learn.yaml --data data/$(PROFILE) --out models/$(PROFILE) --jobs $(LEARN_JOBS)
 endif
 
 models/%/manifest.json: $(INSTALLED) $(LEARN_SOURCES) data/%/tofu/full.json
-	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$*
+	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS)
 	touch $@
 
 data/%/tofu/full.json: $(WORLD_SOURCES) | $(INSTALLED)

@@ -69,6 +69,22 @@ def test_same_seed_gives_bit_identical_weights(learned, world, tmp_path):
         assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters())), name
 
 
+def test_parallel_workers_give_the_same_models_as_one(learned, world, tmp_path):
+    out, manifest = learned
+    messages = []
+    parallel = learn(LearnPlan.from_dict(TINY), world, tmp_path, log=messages.append, workers=2)
+    assert {name: entry["key"] for name, entry in parallel.items()} == {name: entry["key"] for name, entry in manifest.items()}
+    assert sum(m.startswith("learned") for m in messages) == len(manifest)
+    base_done = next(i for i, m in enumerate(messages) if m.startswith("learned base-xs in"))
+    assert base_done < messages.index("learning tofu/target-xs ...")  # a child starts after its parent is saved
+    for name in manifest:
+        a, b = load_model(out / name), load_model(tmp_path / name)
+        assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters())), name
+        assert parallel[name]["gates"] == manifest[name]["gates"], name
+    with pytest.raises(ValueError, match="workers must be >= 1"):
+        learn(LearnPlan.from_dict(TINY), world, tmp_path, workers=0)
+
+
 def test_train_config_rejects_nonsense():
     with pytest.raises(TypeError):
         TrainConfig(epoch=3)

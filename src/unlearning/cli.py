@@ -36,6 +36,9 @@ def _add_learn(sub) -> None:
     p.add_argument("--out", type=Path, required=True, help="models folder, e.g. models/mini")
     p.add_argument("--sizes", nargs="+", help="model sizes to train (xs s m l); overrides the config")
     p.add_argument("--seed", type=int, help="training seed; overrides the config")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="models trained side by side, each with an equal share of the CPU threads (default 1); "
+                        "the weights do not depend on it")
 
 
 def _add_unlearn(sub) -> None:
@@ -123,7 +126,7 @@ def cmd_learn(args) -> None:
     plan = LearnPlan.from_dict(options)
     if not (args.data / "pretrain").is_dir():
         raise ValueError(f"--data: no pretrain folder under {args.data}; run `unlearning world` first")
-    manifest = learn(plan, args.data, args.out, log=lambda message: print(message, flush=True))
+    manifest = learn(plan, args.data, args.out, log=lambda message: print(message, flush=True), workers=args.jobs)
     write_if_changed(args.out / "manifest.json", manifest)
     print(f"{len(manifest)} models up to date under {args.out}")
 

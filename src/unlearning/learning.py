@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -247,39 +248,100 @@ def stored_key(folder: Path) -> str | None:
     return json.loads(info.read_text()).get("key") if info.is_file() else None
 
 
-def learn(plan: LearnPlan, data_root: Path, out_root: Path, log=print) -> dict:
+def train_job(job: Job, key: str, gates_key: str, data_root: Path, out_root: Path, threads: int | None = None) -> float:
+    """Train one job from its parent (or from scratch), measure its gates and save it with its
+    `learning.json`; returns the training seconds. `threads` caps torch's threads (a worker of
+    a parallel `learn`); on one machine the weights do not depend on it."""
+    import torch
+
+    from unlearning.gates import run_gates
+
+    if threads is not None:
+        torch.set_num_threads(threads)
+    tokenizer = load_tokenizer(out_root / "tokenizer")
+    start = time.perf_counter()
+    model = load_model(out_root / job.parent) if job.parent else build_model(job.size, tokenizer, seed=job.config.seed)
+    examples = encode_job_data(job, data_root, tokenizer)
+    losses = train_causal_lm(model, examples, job.config, tokenizer.pad_token_id)
+    seconds = time.perf_counter() - start
+    gates = run_gates(job.gates, model, tokenizer, data_root)
+    info = {"key": key, "gates_key": gates_key, "name": job.name, "parent": job.parent,
+            "data": [list(d) for d in job.data], "examples": len(examples), "train": asdict(job.config),
+            "epoch_losses": losses, "train_seconds": round(seconds, 1), "gates": gates,
+            **size_info(model, job.size)}
+    save_model(model, out_root / job.name, info)
+    return seconds
+
+
+def _train_in_worker(job: Job, key: str, gates_key: str, data_root: Path, out_root: Path, threads: int) -> float:
+    os.environ["UNLEARNING_PROGRESS"] = "0"  # bars of parallel workers would interleave
+    return train_job(job, key, gates_key, data_root, out_root, threads)
+
+
+def _longest_first(job: Job) -> tuple:
+    """Start order among ready jobs: base models first, larger sizes first (they are the long
+    chains), then plan order."""
+    return (job.parent is not None, -list(SIZES).index(job.size))
+
+
+def _train_parallel(stale: list[tuple[Job, str, str]], data_root: Path, out_root: Path, workers: int, log) -> None:
+    """Train `stale` jobs in `workers` processes of one torch thread share each; a job starts
+    once its parent is trained. Spawned (not forked) workers, so no thread pool is inherited."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    import torch
+
+    threads = max(1, torch.get_num_threads() // workers)
+    pending = {job.name: (job, key, gates_key) for job, key, gates_key in stale}
+    running: dict = {}
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        while pending or running:
+            busy = {job.name for job, *_ in pending.values()} | set(running.values())
+            ready = sorted((entry for entry in pending.values() if entry[0].parent not in busy),
+                           key=lambda entry: _longest_first(entry[0]))
+            for job, key, gates_key in ready[:workers - len(running)]:
+                del pending[job.name]
+                running[pool.submit(_train_in_worker, job, key, gates_key, data_root, out_root, threads)] = job.name
+                log(f"learning {job.name} ...")
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                name = running.pop(future)
+                log(f"learned {name} in {future.result():.0f} s")
+
+
+def learn(plan: LearnPlan, data_root: Path, out_root: Path, log=print, workers: int = 1) -> dict:
     """Learn every model of `plan` that is missing or stale; returns the manifest.
 
     The manifest maps each model name to its folder, key, parameter count, training seconds
-    and quality gates; it is what notebooks read to find models.
+    and quality gates; it is what notebooks read to find models. With `workers` > 1, models
+    whose parents are ready train side by side in that many processes, each with an equal
+    share of torch's threads; the weights are the same as with one worker (checked by a test).
     """
     from unlearning.gates import run_gates
 
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1; got {workers}")
     data_root, out_root = Path(data_root), Path(out_root)
     tokenizer_dir = out_root / "tokenizer"
     tokenizer = ensure_tokenizer(data_root, tokenizer_dir, plan.vocab_size)
     keys: dict[str, str] = {}
-    manifest: dict[str, dict] = {}
+    jobs = []
     for job in plan.jobs():
-        folder = out_root / job.name
-        key = job_key(job, data_root, tokenizer_dir, keys.get(job.parent))
-        keys[job.name] = key
-        gates_key = hashlib.sha256((key + gates_version()).encode()).hexdigest()
-        if stored_key(folder) != key:
-            start = time.perf_counter()
-            model = load_model(out_root / job.parent) if job.parent else build_model(job.size, tokenizer, seed=job.config.seed)
-            examples = encode_job_data(job, data_root, tokenizer)
-            losses = train_causal_lm(model, examples, job.config, tokenizer.pad_token_id)
-            seconds = time.perf_counter() - start
-            gates = run_gates(job.gates, model, tokenizer, data_root)
-            info = {"key": key, "gates_key": gates_key, "name": job.name, "parent": job.parent,
-                    "data": [list(d) for d in job.data], "examples": len(examples), "train": asdict(job.config),
-                    "epoch_losses": losses, "train_seconds": round(seconds, 1), "gates": gates,
-                    **size_info(model, job.size)}
-            save_model(model, folder, info)
-            log(f"learned {job.name} in {seconds:.0f} s")
-        else:
+        keys[job.name] = job_key(job, data_root, tokenizer_dir, keys.get(job.parent))
+        jobs.append((job, keys[job.name], hashlib.sha256((keys[job.name] + gates_version()).encode()).hexdigest()))
+    stale = [entry for entry in jobs if stored_key(out_root / entry[0].name) != entry[1]]
+    for job, *_ in jobs:
+        if job.name not in {j.name for j, *_ in stale}:
             log(f"up to date: {job.name}")
+    if workers > 1 and len(stale) > 1:
+        _train_parallel(stale, data_root, out_root, workers, log)
+    else:
+        for job, key, gates_key in stale:
+            log(f"learned {job.name} in {train_job(job, key, gates_key, data_root, out_root):.0f} s")
+    manifest: dict[str, dict] = {}
+    for job, key, gates_key in jobs:
+        folder = out_root / job.name
         info = json.loads((folder / "learning.json").read_text())
         if info.get("gates_key") != gates_key:  # the gate code changed: re-measure, do not retrain
             info.update(gates=run_gates(job.gates, load_model(folder), tokenizer, data_root), gates_key=gates_key)
