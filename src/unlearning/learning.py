@@ -331,8 +331,9 @@ def learn(plan: LearnPlan, data_root: Path, out_root: Path, log=print, workers: 
         keys[job.name] = job_key(job, data_root, tokenizer_dir, keys.get(job.parent))
         jobs.append((job, keys[job.name], hashlib.sha256((keys[job.name] + gates_version()).encode()).hexdigest()))
     stale = [entry for entry in jobs if stored_key(out_root / entry[0].name) != entry[1]]
+    stale_names = {job.name for job, *_ in stale}
     for job, *_ in jobs:
-        if job.name not in {j.name for j, *_ in stale}:
+        if job.name not in stale_names:
             log(f"up to date: {job.name}")
     if workers > 1 and len(stale) > 1:
         _train_parallel(stale, data_root, out_root, workers, log)
