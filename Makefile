@@ -1,7 +1,8 @@
 # Reproduce everything: data -> models -> notebooks (papermill) -> book (Jupyter Book 1).
 # PROFILE=smoke|mini|paper picks the notebook parameters (notebooks/profiles/PROFILE/).
 PROFILE ?= mini
-# models trained side by side by `make models`, each on its share of the CPU threads (same weights for any value)
+# models trained side by side by `make models`; every model trains with one torch thread whatever this is,
+# so the weights do not depend on it (PyTorch promises equal numbers only for one thread count on one machine)
 LEARN_JOBS ?= 2
 PYTHON ?= python3
 VENV := .venv

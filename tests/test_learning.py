@@ -7,7 +7,7 @@ import torch
 
 from unlearning.gates import verdicts
 from unlearning.data import QA_PROMPT, load_split
-from unlearning.learning import LearnPlan, learn, qa_pairs, tokenizer_texts
+from unlearning.learning import JOB_THREADS, LearnPlan, learn, qa_pairs, tokenizer_texts, torch_threads
 from unlearning.models import TrainConfig, load_model
 
 TINY = {"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
@@ -70,6 +70,8 @@ def test_same_seed_gives_bit_identical_weights(learned, world, tmp_path):
 
 
 def test_parallel_workers_give_the_same_models_as_one(learned, world, tmp_path):
+    """Every job trains with JOB_THREADS threads, in a worker or not: same thread count, same
+    machine, same seed, so the models are bit-identical (the promise PyTorch makes)."""
     out, manifest = learned
     messages = []
     parallel = learn(LearnPlan.from_dict(TINY), world, tmp_path, log=messages.append, workers=2)
@@ -81,8 +83,20 @@ def test_parallel_workers_give_the_same_models_as_one(learned, world, tmp_path):
         a, b = load_model(out / name), load_model(tmp_path / name)
         assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters())), name
         assert parallel[name]["gates"] == manifest[name]["gates"], name
+        assert json.loads((tmp_path / name / "learning.json").read_text())["threads"] == JOB_THREADS
     with pytest.raises(ValueError, match="workers must be >= 1"):
         learn(LearnPlan.from_dict(TINY), world, tmp_path, workers=0)
+
+
+def test_learning_does_not_depend_on_the_callers_thread_count(learned, world, tmp_path):
+    out, _ = learned
+    before = torch.get_num_threads()
+    with torch_threads(1 if before > 1 else 2):
+        learn(LearnPlan.from_dict({**TINY, "muse": []}), world, tmp_path, log=lambda _: None)
+        assert torch.get_num_threads() == (1 if before > 1 else 2)  # learn restores the caller's count
+    assert torch.get_num_threads() == before
+    a, b = load_model(out / "tofu/target-xs"), load_model(tmp_path / "tofu/target-xs")
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
 
 
 def test_train_config_rejects_nonsense():

@@ -67,12 +67,11 @@ def test_min_k_plus_plus_by_hand_and_against_a_slow_reference(target, tokenizer)
 
     # by hand: standardised scores (-1, 1, 0, -5) -> lowest 50 % = (-5, -1) -> mean -3
     lp = torch.tensor([-2.0, -1.0, -1.5, -4.0])
-    mu, sd = torch.full((4,), -1.5), torch.full((4,), 0.5)
-    assert min_k_plus_plus_score(lp, mu, sd, 0.5) == pytest.approx(-3.0)
-    assert min_k_plus_plus_score(lp, mu, torch.zeros(4), 1.0) == 0.0  # flat distributions score 0
+    mu, variance = torch.full((4,), -1.5), torch.full((4,), 0.25)
+    assert min_k_plus_plus_score(lp, mu, variance, 0.5) == pytest.approx(-3.0)
     # the moments of one text, position by position, from the full softmax
     example = encode_text(tokenizer, "Dentisia exports salt and its capital is Marrowdale.")
-    (token_lp, _, labels, mean, std), = labelled_tokens(target, [example], tokenizer.pad_token_id, with_moments=True)
+    (token_lp, _, labels, mean, variance), = labelled_tokens(target, [example], tokenizer.pad_token_id, with_moments=True)
     with torch.no_grad():
         logits = target(input_ids=torch.tensor([example.input_ids])).logits[0, :-1].double()
     for t in range(len(labels)):
@@ -80,4 +79,4 @@ def test_min_k_plus_plus_by_hand_and_against_a_slow_reference(target, tokenizer)
         logp = torch.log_softmax(logits[t], -1)
         mu_t = float((p * logp).sum())
         sd_t = math.sqrt(float((p * (logp - mu_t) ** 2).sum()))
-        assert float(mean[t]) == pytest.approx(mu_t, abs=1e-4) and float(std[t]) == pytest.approx(sd_t, abs=1e-3)
+        assert float(mean[t]) == pytest.approx(mu_t, abs=1e-4) and float(variance[t]) == pytest.approx(sd_t ** 2, abs=1e-3)

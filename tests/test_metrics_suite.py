@@ -49,15 +49,16 @@ def test_extraction_strength_and_exact_memorization(predictions, labels, strengt
 
 def test_mia_scores_auc_and_privleak_by_hand():
     logprobs = torch.tensor([-0.1, -2.0, -0.5, -4.0, -1.0])
-    assert mia.min_k_score(logprobs, 0.4) == pytest.approx((-4.0 - 2.0) / 2)  # ceil(0.4*5) = 2 lowest
+    assert mia.min_k_score(logprobs, 0.4) == pytest.approx((-4.0 - 2.0) / 2)  # floor(0.4*5) = 2 lowest
     assert mia.loss_score(logprobs) == pytest.approx(-7.6 / 5)
     import zlib
 
-    assert mia.zlib_score(logprobs, "abc") == pytest.approx(-7.6 / len(zlib.compress(b"abc")))
+    assert mia.zlib_score(logprobs, "abc") == pytest.approx(-7.6 / 5 / len(zlib.compress(b"abc")))  # the mean
     # members score high (remembered): P(non-member > member) = 1 of 4 pairs plus a tie
     assert mia.auc([0.9, 0.5], [0.5, 0.1]) == pytest.approx(0.5 / 4)  # one tie (0.5, 0.5) of four pairs
     assert mia.auc([0.1], [0.9]) == 1.0 and mia.auc([0.9], [0.1]) == 0.0
-    assert mia.privleak(0.0, 0.5) == -100.0 and mia.privleak(0.5, 0.5) == 0.0
+    assert mia.privleak(0.0, 0.5) == pytest.approx(-100.0) and mia.privleak(0.5, 0.5) == 0.0
+    assert mia.privleak(0.5, 0.0) == pytest.approx(0.5 / 1e-10 * 100)  # OU's eps: no division by zero
 
 
 def test_auc_equals_a_slow_pairwise_count():

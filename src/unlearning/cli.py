@@ -37,8 +37,8 @@ def _add_learn(sub) -> None:
     p.add_argument("--sizes", nargs="+", help="model sizes to train (xs s m l); overrides the config")
     p.add_argument("--seed", type=int, help="training seed; overrides the config")
     p.add_argument("--jobs", type=int, default=1,
-                   help="models trained side by side, each with an equal share of the CPU threads (default 1); "
-                        "the weights do not depend on it")
+                   help="models trained side by side (default 1); every model trains with one torch thread "
+                        "whatever this is, so the weights do not depend on it")
 
 
 def _add_unlearn(sub) -> None:

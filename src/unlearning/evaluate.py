@@ -54,9 +54,11 @@ def _qa(question: str) -> str:
 
 
 def answer_probabilities(model, tokenizer, pairs: list[tuple[str, str]], batch_size: int) -> list[float]:
-    """p-bar(answer | question) = exp(-NLL/|y|) for every (question, answer) pair, batched."""
+    """p-bar(answer | question) = exp(-NLL/|y|) for every (question, answer) pair, batched; the
+    exponential in float64, as OU's numpy exp(-avg_loss), so a collapsed model's p underflows
+    only far below float32's range."""
     nll, length = answer_nll(model, [encode_qa(tokenizer, q, a) for q, a in pairs], tokenizer.pad_token_id, batch_size)
-    return (-nll / length.clamp(min=1)).exp().tolist()
+    return (-nll.double() / length.clamp(min=1)).exp().tolist()
 
 
 def _tofu_part(model, tokenizer, items: list[dict], config: EvalConfig, correct_key: str) -> dict:
@@ -80,12 +82,18 @@ def _tofu_part(model, tokenizer, items: list[dict], config: EvalConfig, correct_
 
 
 def _min_k_scores(model, tokenizer, texts: list[str], config: EvalConfig, examples=None) -> dict[str, list[float]]:
-    """Member-likeness scores of texts (every token), or of pre-encoded `examples` (e.g. QA
-    items scored on their answer tokens, with `texts` the answers for zlib)."""
-    examples = examples or [encode_text(tokenizer, t) for t in texts]
+    """Member-likeness scores of texts, or of pre-encoded `examples` (TOFU's QA items, scored on
+    their answer tokens, with `texts` the answers for zlib).
+
+    Texts (MUSE, RWKU) are scored on their own tokens only, without the appended EOS, as MUSE's
+    code scores them. QA items keep their EOS label for LOSS and zlib but drop it from the
+    per-token scores (Min-K%, Min-K%++), as OpenUnlearning's `tokenwise_logprobs` does."""
+    cut = slice(None) if examples is None else slice(0, -1)  # per-token scores: without the QA items' EOS
+    examples = examples or [encode_text(tokenizer, t, eos=False) for t in texts]
     tokens = labelled_tokens(model, examples, tokenizer.pad_token_id, config.batch_size, with_moments=True)
-    return {"min_k": [mia.min_k_score(lp, config.min_k) for lp, *_ in tokens],
-            "min_k_pp": [mia.min_k_plus_plus_score(lp, mu, sd, config.min_k) for lp, _, _, mu, sd in tokens],
+    return {"min_k": [mia.min_k_score(lp[cut], config.min_k) for lp, *_ in tokens],
+            "min_k_pp": [mia.min_k_plus_plus_score(lp[cut], mu[cut], var[cut], config.min_k)
+                         for lp, _, _, mu, var in tokens],
             "loss": [mia.loss_score(lp) for lp, *_ in tokens],
             "zlib": [mia.zlib_score(lp, t) for (lp, *_), t in zip(tokens, texts)]}
 

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -44,6 +45,11 @@ TOFU_ORACLES = ("retain90", "retain95", "retain99")
 REPLAY = ("pretrain", "replay", "qa-doc")
 MUSE_CORPORA = ("muse-news", "muse-books")
 STAGES = ("pretrain", "finetune", "muse_finetune")
+# every model trains with this many torch threads, alone or beside others (`learn(workers=...)`),
+# so its weights do not depend on `--jobs` or on the machine's thread count: PyTorch promises
+# identical numbers only for the same thread count. One thread also gives the best throughput on
+# 2 cores when two models train side by side.
+JOB_THREADS = 1
 
 
 def file_hash(*paths: Path) -> str:
@@ -206,7 +212,7 @@ def job_key(job: Job, data_root: Path, tokenizer_dir: Path, parent_key: str | No
     parts = {
         "data": [file_hash(Path(data_root) / benchmark / f"{split}.json") + kind for benchmark, split, kind in job.data],
         "size": job.size, "config": asdict(job.config), "parent": parent_key,
-        "tokenizer": file_hash(Path(tokenizer_dir) / "tokenizer.json"),
+        "tokenizer": file_hash(Path(tokenizer_dir) / "tokenizer.json"), "threads": JOB_THREADS,
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
@@ -248,34 +254,43 @@ def stored_key(folder: Path) -> str | None:
     return json.loads(info.read_text()).get("key") if info.is_file() else None
 
 
-def train_job(job: Job, key: str, gates_key: str, data_root: Path, out_root: Path, threads: int | None = None) -> float:
-    """Train one job from its parent (or from scratch), measure its gates and save it with its
-    `learning.json`; returns the training seconds. `threads` caps torch's threads (a worker of
-    a parallel `learn`); on one machine the weights do not depend on it."""
+@contextmanager
+def torch_threads(count: int):
+    """Run a block with `count` torch intra-op threads, then restore the previous count."""
     import torch
 
+    previous = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def train_job(job: Job, key: str, gates_key: str, data_root: Path, out_root: Path) -> float:
+    """Train one job from its parent (or from scratch) and measure its gates, both with
+    `JOB_THREADS` torch threads; save it with its `learning.json`; returns the training seconds."""
     from unlearning.gates import run_gates
 
-    if threads is not None:
-        torch.set_num_threads(threads)
     tokenizer = load_tokenizer(out_root / "tokenizer")
-    start = time.perf_counter()
-    model = load_model(out_root / job.parent) if job.parent else build_model(job.size, tokenizer, seed=job.config.seed)
-    examples = encode_job_data(job, data_root, tokenizer)
-    losses = train_causal_lm(model, examples, job.config, tokenizer.pad_token_id)
-    seconds = time.perf_counter() - start
-    gates = run_gates(job.gates, model, tokenizer, data_root)
+    with torch_threads(JOB_THREADS):
+        start = time.perf_counter()
+        model = load_model(out_root / job.parent) if job.parent else build_model(job.size, tokenizer, seed=job.config.seed)
+        examples = encode_job_data(job, data_root, tokenizer)
+        losses = train_causal_lm(model, examples, job.config, tokenizer.pad_token_id)
+        seconds = time.perf_counter() - start
+        gates = run_gates(job.gates, model, tokenizer, data_root)
     info = {"key": key, "gates_key": gates_key, "name": job.name, "parent": job.parent,
             "data": [list(d) for d in job.data], "examples": len(examples), "train": asdict(job.config),
-            "epoch_losses": losses, "train_seconds": round(seconds, 1), "gates": gates,
+            "threads": JOB_THREADS, "epoch_losses": losses, "train_seconds": round(seconds, 1), "gates": gates,
             **size_info(model, job.size)}
     save_model(model, out_root / job.name, info)
     return seconds
 
 
-def _train_in_worker(job: Job, key: str, gates_key: str, data_root: Path, out_root: Path, threads: int) -> float:
+def _train_in_worker(job: Job, key: str, gates_key: str, data_root: Path, out_root: Path) -> float:
     os.environ["UNLEARNING_PROGRESS"] = "0"  # bars of parallel workers would interleave
-    return train_job(job, key, gates_key, data_root, out_root, threads)
+    return train_job(job, key, gates_key, data_root, out_root)
 
 
 def _longest_first(job: Job) -> tuple:
@@ -285,14 +300,11 @@ def _longest_first(job: Job) -> tuple:
 
 
 def _train_parallel(stale: list[tuple[Job, str, str]], data_root: Path, out_root: Path, workers: int, log) -> None:
-    """Train `stale` jobs in `workers` processes of one torch thread share each; a job starts
-    once its parent is trained. Spawned (not forked) workers, so no thread pool is inherited."""
+    """Train `stale` jobs in `workers` processes; a job starts once its parent is trained.
+    Spawned (not forked) workers, so no thread pool is inherited."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    import torch
-
-    threads = max(1, torch.get_num_threads() // workers)
     pending = {job.name: (job, key, gates_key) for job, key, gates_key in stale}
     running: dict = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -302,7 +314,7 @@ def _train_parallel(stale: list[tuple[Job, str, str]], data_root: Path, out_root
                            key=lambda entry: _longest_first(entry[0]))
             for job, key, gates_key in ready[:workers - len(running)]:
                 del pending[job.name]
-                running[pool.submit(_train_in_worker, job, key, gates_key, data_root, out_root, threads)] = job.name
+                running[pool.submit(_train_in_worker, job, key, gates_key, data_root, out_root)] = job.name
                 log(f"learning {job.name} ...")
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
@@ -315,8 +327,9 @@ def learn(plan: LearnPlan, data_root: Path, out_root: Path, log=print, workers: 
 
     The manifest maps each model name to its folder, key, parameter count, training seconds
     and quality gates; it is what notebooks read to find models. With `workers` > 1, models
-    whose parents are ready train side by side in that many processes, each with an equal
-    share of torch's threads; the weights are the same as with one worker (checked by a test).
+    whose parents are ready train side by side in that many processes. Every job trains with
+    `JOB_THREADS` threads whatever `workers` is, so the weights are the same as with one worker
+    (a test checks it).
     """
     from unlearning.gates import run_gates
 
@@ -345,7 +358,9 @@ def learn(plan: LearnPlan, data_root: Path, out_root: Path, log=print, workers: 
         folder = out_root / job.name
         info = json.loads((folder / "learning.json").read_text())
         if info.get("gates_key") != gates_key:  # the gate code changed: re-measure, do not retrain
-            info.update(gates=run_gates(job.gates, load_model(folder), tokenizer, data_root), gates_key=gates_key)
+            with torch_threads(JOB_THREADS):
+                gates = run_gates(job.gates, load_model(folder), tokenizer, data_root)
+            info.update(gates=gates, gates_key=gates_key)
             write_json(folder / "learning.json", info)
             log(f"re-measured the gates of {job.name}")
         manifest[job.name] = {"path": str(folder), "key": key, "size": job.size, "parameters": info["parameters"],

@@ -99,15 +99,15 @@ def masc_loss(margins: torch.Tensor, mask: torch.Tensor, tau: float, eta: float)
     """MASC buffered hinge (section 6): mean over masked positions of relu(m - (tau - eta)) / eta.
 
     Zero while m <= tau - eta; above tau every term exceeds 1, so the loss upper-bounds the
-    violation indicator. A flat token-level mean over the batch's active positions.
+    violation indicator. A flat token-level mean over the batch's active positions; a batch
+    with no active position gives 0 with a zero gradient, as in the official code.
     """
     if not eta > 0:
         raise ValueError(f"eta must be > 0, got {eta!r}")
     mask = mask.bool()
-    if mask.sum() == 0:
-        raise ValueError("masc_loss: no active position in the batch")
     hinge = torch.relu(margins.float() - (tau - eta)) / eta
-    return hinge[mask].mean()
+    active = hinge[mask]
+    return active.mean() if active.numel() else active.sum()  # the sum of nothing: 0, still in the graph
 
 
 def rmu_forget_loss(activations: torch.Tensor, control: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:

@@ -120,8 +120,10 @@ def suffix_mask(
         raise ValueError(f"need min_prefix >= 0 and min_suffix >= 1, got {min_prefix}, {min_suffix}")
     rank = mask.long().cumsum(dim=1) - 1  # [B,T]: index of each labelled position in its row
     lengths = mask.sum(dim=1)  # [B]
-    r = cut_min + (cut_max - cut_min) * torch.rand(mask.shape[0], generator=generator)
-    cut = torch.floor(r * lengths.float()).long()
+    # r and r * L in float64, as the official code's Python floats: in float32 a fixed r = 0.7
+    # with L = 170 floors to 119 instead of 118
+    r = cut_min + (cut_max - cut_min) * torch.rand(mask.shape[0], generator=generator, dtype=torch.float64)
+    cut = torch.floor(r * lengths.double()).long()
     cut = torch.maximum(cut, torch.full_like(cut, min_prefix))
     cut = torch.minimum(cut, lengths - min_suffix)
     cut = torch.where(lengths < min_prefix + min_suffix, torch.zeros_like(cut), cut)

@@ -102,7 +102,10 @@ def rmu_layer(model, hp: dict) -> int:
 
 def _rmu_activations(model, batch, hp: dict) -> tuple[torch.Tensor, torch.Tensor]:
     """Residual stream after decoder layer `layer` `[B, T, H]` and the averaging mask `[B, T]`:
-    every real token (original RMU) or answer tokens only (`tokens="answer"`, OpenUnlearning)."""
+    every real token (original RMU) or answer tokens only (`tokens="answer"`, a flat mean over
+    the batch's answer tokens). OpenUnlearning's answer-token variant divides a `[B]` sum by a
+    `[B, 1]` count, which broadcasts to `[B, B]`: the same direction as a token mean at a
+    batch-dependent scale; ours is the plain token mean (metrics appendix)."""
     out = model(**_model_inputs(batch), output_hidden_states=True)
     hidden = out.hidden_states[rmu_layer(model, hp) + 1]
     mask = batch["attention_mask"].bool() if hp["tokens"] == "all" else batch["labels"] != losses.IGNORE_INDEX

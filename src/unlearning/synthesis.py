@@ -7,12 +7,14 @@ A "module" is one parameter tensor, as in the official code.
     sum            alpha*g_r + gamma*g_f                               (GradDiff, NPO+GD, ...)
     pcgrad         per tensor: if <g_f,g_r> < 0, g_f <- g_f - <g_f,g_r>/(|g_r|^2+eps) g_r
     pcgrad_global  the same with one dot product and one norm over all tensors
-    sago           per coordinate: alpha*g_r where g_f*g_r < 0, gamma*g_f elsewhere (official)
-    sago_additive  per coordinate: alpha*g_r + gamma*g_f where g_f*g_r >= 0, alpha*g_r elsewhere
+    sago           per coordinate: alpha*g_r where sign(g_f)*sign(g_r) < 0, gamma*g_f elsewhere (official)
+    sago_additive  per coordinate: alpha*g_r + gamma*g_f where the signs agree, alpha*g_r elsewhere
 
-Products and dots are computed in float32 whatever the gradient dtype (a documented
-deviation from the bf16 arithmetic of the official code). Exact zeros count as aligned in
-both SAGO variants, as in the official code.
+A coordinate conflicts when the *signs* of g_f and g_r differ (`conflicts`), as in the official
+`_detect_conflicts`: the float product g_f*g_r underflows to -0.0 for tiny coordinates (1e-30
+and -1e-30 in float32) and would count them as aligned. Dots are computed in float32 whatever
+the gradient dtype (a documented deviation from the bf16 arithmetic of the official code).
+Exact zeros count as aligned in both SAGO variants, as in the official code.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ def _check(forget_grads: Sequence[torch.Tensor], retain_grads: Sequence[torch.Te
     for i, (g_f, g_r) in enumerate(zip(forget_grads, retain_grads)):
         if g_f.shape != g_r.shape:
             raise ValueError(f"gradient {i}: forget shape {tuple(g_f.shape)} != retain shape {tuple(g_r.shape)}")
+
+
+def conflicts(g_f: torch.Tensor, g_r: torch.Tensor) -> torch.Tensor:
+    """Coordinates where forget and retain gradients point in opposite directions: the
+    official sign test sign(g_f) * sign(g_r) < 0 (bool, shape of the inputs). Zeros never
+    conflict; tiny coordinates do not underflow as a float product would."""
+    return torch.sign(g_f) * torch.sign(g_r) < 0
 
 
 def _project_conflict(g_f: torch.Tensor, g_r: torch.Tensor, dot: torch.Tensor, norm_sq: torch.Tensor) -> torch.Tensor:
@@ -65,9 +74,9 @@ def combine(
         norm_sq = sum(g_r.pow(2).sum() for g_r in r)
         return [alpha * g_r + gamma * _project_conflict(g_f, g_r, dot, norm_sq) for g_f, g_r in zip(f, r)]
     if rule == "sago":
-        return [torch.where(g_f * g_r < 0, alpha * g_r, gamma * g_f) for g_f, g_r in zip(f, r)]
+        return [torch.where(conflicts(g_f, g_r), alpha * g_r, gamma * g_f) for g_f, g_r in zip(f, r)]
     # sago_additive
-    return [alpha * g_r + torch.where(g_f * g_r < 0, torch.zeros_like(g_f), gamma * g_f) for g_f, g_r in zip(f, r)]
+    return [alpha * g_r + torch.where(conflicts(g_f, g_r), torch.zeros_like(g_f), gamma * g_f) for g_f, g_r in zip(f, r)]
 
 
 def _cosine(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> float:
@@ -99,15 +108,15 @@ def geometry(
     """Gradient-geometry diagnostics of one step (SAGO paper, section 11 of sago.md).
 
     Global cosines forget-retain, final-retain and final-forget; the fraction of coordinates
-    with g_f*g_r < 0; the fraction of modules (tensors) with <g_f, g_r> < 0; for every rule of
+    whose signs conflict (`conflicts`); the fraction of modules (tensors) with <g_f, g_r> < 0; for every rule of
     `COMPARED_RULES`, the cosine with g_r that the rule would give on these same gradients
     (`cos_retain_<rule>`); with `names`, the conflicting-coordinate fraction per module kind
     (`conflict_<kind>`).
     """
-    products = [g_f.float() * g_r.float() for g_f, g_r in zip(forget_grads, retain_grads)]
-    conflicting = sum(int((p < 0).sum()) for p in products)
+    signs = [conflicts(g_f, g_r) for g_f, g_r in zip(forget_grads, retain_grads)]
+    conflicting = sum(int(c.sum()) for c in signs)
     total = sum(g.numel() for g in forget_grads)
-    modules = sum(float(p.sum()) < 0 for p in products)
+    modules = sum(float((g_f.float() * g_r.float()).sum()) < 0 for g_f, g_r in zip(forget_grads, retain_grads))
     out = {
         "cos_forget_retain": _cosine(forget_grads, retain_grads),
         "cos_final_retain": _cosine(final, retain_grads),
@@ -119,9 +128,9 @@ def geometry(
         out[f"cos_retain_{rule}"] = _cosine(combine(forget_grads, retain_grads, rule, alpha, gamma), retain_grads)
     if names is not None:
         counts: dict[str, list[int]] = {}
-        for name, product in zip(names, products):
+        for name, conflicting_coordinates in zip(names, signs):
             tally = counts.setdefault(module_group(name), [0, 0])
-            tally[0] += int((product < 0).sum())
-            tally[1] += product.numel()
+            tally[0] += int(conflicting_coordinates.sum())
+            tally[1] += conflicting_coordinates.numel()
         out.update({f"conflict_{kind}": bad / max(n, 1) for kind, (bad, n) in counts.items()})
     return out

@@ -39,8 +39,8 @@ def labelled_tokens(model, examples: Sequence[Encoded], pad_token_id: int, batch
                     with_moments: bool = False) -> list[tuple[torch.Tensor, ...]]:
     """Per example, over its labelled (answer / text) positions: the token log-probs of the
     labels, the teacher-forced argmax predictions, and the labels, each `[n_labelled]`; with
-    `with_moments`, also the mean and standard deviation of log p(z) under the model's own
-    next-token distribution z ~ p(. | prefix) (Min-K%++'s calibration).
+    `with_moments`, also the mean and variance of log p(z) under the model's own next-token
+    distribution z ~ p(. | prefix) (Min-K%++'s calibration; the variance is not clamped here).
 
     The primitive behind extraction strength, exact memorisation and the MIA scores.
     """
@@ -57,11 +57,11 @@ def labelled_tokens(model, examples: Sequence[Encoded], pad_token_id: int, batch
         if with_moments:
             probs = logprobs.exp()
             mean = (probs * logprobs).sum(-1)
-            std = ((probs * logprobs.pow(2)).sum(-1) - mean.pow(2)).clamp(min=0).sqrt()
+            variance = (probs * logprobs.pow(2)).sum(-1) - mean.pow(2)
         for row in range(targets.shape[0]):
             keep = targets[row] != IGNORE_INDEX
             labels = targets[row][keep]
             item = (logprobs[row][keep].gather(-1, labels[:, None]).squeeze(-1), predictions[row][keep], labels)
-            out.append(item + ((mean[row][keep], std[row][keep]) if with_moments else ()))
+            out.append(item + ((mean[row][keep], variance[row][keep]) if with_moments else ()))
     model.train(was_training)
     return out

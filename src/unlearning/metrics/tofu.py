@@ -3,6 +3,8 @@
 Conventions follow OpenUnlearning (OU): p-bar(y|x) = exp(-NLL/|y|) per answer; the truth
 ratio is TR = p_wrong / p_correct with p_wrong the *geometric* mean of the perturbed answers'
 p-bar (the TOFU paper writes an arithmetic mean; both codebases use the geometric one).
+Every denominator carries OU's eps = 1e-10, which dominates for collapsed models (p below
+about 1e-8) and keeps a probability that underflowed to 0 from dividing by zero.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 from scipy import stats
 
 TR_AGGREGATIONS = ("closer_to_1_better", "true_better", "prob_mean")
+TOFU_EPS = 1e-10  # OpenUnlearning's epsilon in the truth-ratio family and probability_w_options
 MODEL_UTILITY_KEYS = (
     "retain_Q_A_Prob", "retain_Q_A_ROUGE", "retain_Truth_Ratio",
     "ra_Q_A_Prob_normalised", "ra_Q_A_ROUGE", "ra_Truth_Ratio",
@@ -21,40 +24,45 @@ MODEL_UTILITY_KEYS = (
 
 
 def geometric_mean(values: Sequence[float]) -> float:
-    """exp(mean(log v)): the p-bar of a list of answers as OU averages avg_loss first."""
-    if not values or min(values) <= 0:
-        raise ValueError("geometric_mean needs positive values")
+    """exp(mean(log v)): the p-bar of a list of answers as OU averages avg_loss first.
+
+    A probability that underflowed to 0 (an infinite loss) makes the mean 0, as OU's
+    exp(-mean(avg_loss)) does; negative values are an error."""
+    if not values or min(values) < 0:
+        raise ValueError("geometric_mean needs a non-empty list of values >= 0")
+    if min(values) == 0:
+        return 0.0
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def truth_ratio(p_correct: float, p_perturbed: Sequence[float]) -> float:
-    """TR = geometric_mean(p_perturbed) / p_correct (OU's wrong / correct direction)."""
-    return geometric_mean(p_perturbed) / p_correct
+    """TR = geometric_mean(p_perturbed) / (p_correct + 1e-10) (OU's wrong / correct direction
+    and its epsilon, so a collapsed model with p_correct = 0 gives a finite ratio)."""
+    return geometric_mean(p_perturbed) / (p_correct + TOFU_EPS)
+
+
+def _aggregate_one(pc: float, pp: Sequence[float], aggregation: str) -> float:
+    if aggregation == "prob_mean":
+        return pc / (pc + geometric_mean(pp) + TOFU_EPS)
+    ratio = truth_ratio(pc, pp)
+    return min(ratio, 1 / (ratio + TOFU_EPS)) if aggregation == "closer_to_1_better" else max(0.0, 1 - ratio)
 
 
 def aggregate_truth_ratio(p_correct: Sequence[float], p_perturbed: Sequence[Sequence[float]],
                           aggregation: str) -> float:
-    """Mean over items of: min(TR, 1/TR) (`closer_to_1_better`, forget sets), max(0, 1 - TR)
-    (`true_better`, retain / real authors / world facts), or p_c / (p_c + p_w) (`prob_mean`)."""
+    """Mean over items of: min(TR, 1/(TR + eps)) (`closer_to_1_better`, forget sets),
+    max(0, 1 - TR) (`true_better`, retain / real authors / world facts), or
+    p_c / (p_c + p_w + eps) (`prob_mean`), with OU's eps = 1e-10 in every denominator."""
     if aggregation not in TR_AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {', '.join(TR_AGGREGATIONS)}; got {aggregation!r}")
-    values = []
-    for pc, pp in zip(p_correct, p_perturbed, strict=True):
-        wrong = geometric_mean(pp)
-        ratio = wrong / pc
-        if aggregation == "closer_to_1_better":
-            values.append(min(ratio, 1 / ratio))
-        elif aggregation == "true_better":
-            values.append(max(0.0, 1 - ratio))
-        else:
-            values.append(pc / (pc + wrong))
+    values = [_aggregate_one(pc, pp, aggregation) for pc, pp in zip(p_correct, p_perturbed, strict=True)]
     return sum(values) / len(values)
 
 
 def probability_normalised(p_correct: float, p_perturbed: Sequence[float]) -> float:
-    """p_c / (p_c + sum_j p_j): the answer's share among all options (TOFU, real authors and
-    world facts)."""
-    return p_correct / (p_correct + sum(p_perturbed))
+    """p_c / (p_c + sum_j p_j + 1e-10): the answer's share among all options (TOFU, real
+    authors and world facts; OU's `probability_w_options` with its eps)."""
+    return p_correct / (p_correct + sum(p_perturbed) + TOFU_EPS)
 
 
 def forget_quality(truth_ratios_model: Sequence[float], truth_ratios_oracle: Sequence[float]) -> float:
@@ -79,8 +87,11 @@ def model_utility(components: dict[str, float]) -> float:
 
 
 def extraction_strength(predictions: Sequence[int], labels: Sequence[int]) -> float:
-    """Carlini et al. 2021 as in OU: with teacher-forced argmax `predictions` over the answer,
-    k* = the smallest k such that predictions[k:] == labels[k:]; ES = 1 - k*/|y|."""
+    """Carlini et al. 2021, by the definition: with teacher-forced argmax `predictions` over the
+    answer, k* = the smallest k such that predictions[k:] == labels[k:]; ES = 1 - k*/|y|.
+
+    OU's loop is off by one: when the last token is wrong (no suffix matches) it reports 1/|y|
+    where the definition gives 0; this function keeps the definition (metrics appendix)."""
     n = len(labels)
     if n == 0 or len(predictions) != n:
         raise ValueError("extraction_strength needs equal, non-empty predictions and labels")
