@@ -11,11 +11,12 @@ PY := $(BIN)/python
 INSTALLED := $(VENV)/.installed-stamp
 
 PROFILE_DIR := notebooks/profiles/$(PROFILE)
-NOTEBOOKS := $(sort $(basename $(notdir $(wildcard notebooks/*.ipynb))))
+# every notebook has one text source, notebooks/NAME.py (jupytext py:percent); make writes the
+# .ipynb that papermill executes under build/notebooks (generated, never committed)
+NOTEBOOKS := $(sort $(basename $(notdir $(wildcard notebooks/*.py))))
 EXECUTED := $(NOTEBOOKS:%=book/generated/%.ipynb)
 PROFILE_STAMP := book/generated/.profile-$(PROFILE)
 WORLD_SOURCES := $(wildcard src/unlearning/world/*.py) src/unlearning/data.py
-LEARN_SOURCES := src/unlearning/models.py src/unlearning/learning.py src/unlearning/gates.py src/unlearning/data.py $(wildcard src/unlearning/metrics/*.py) $(PROFILE_DIR)/learn.yaml
 SRC := $(wildcard src/unlearning/*.py src/unlearning/*/*.py)
 
 ifeq ($(filter $(PROFILE),smoke mini paper),)
@@ -28,7 +29,7 @@ else
 MODELS_MANIFEST := models/$(PROFILE)/manifest.json
 endif
 
-.PRECIOUS: models/%/manifest.json data/%/tofu/full.json
+.PRECIOUS: models/%/manifest.json data/%/tofu/full.json build/notebooks/%.ipynb
 .PHONY: help venv data models notebooks book test unit clean clean-book $(NOTEBOOKS:%=nb-%)
 
 help: ## list the targets
@@ -53,7 +54,9 @@ ifneq ($(PROFILE),paper)
 	$(BIN)/unlearning learn --config $(PROFILE_DIR)/learn.yaml --data data/$(PROFILE) --out models/$(PROFILE) --jobs $(LEARN_JOBS)
 endif
 
-models/%/manifest.json: $(INSTALLED) $(LEARN_SOURCES) data/%/tofu/full.json
+# `unlearning learn` decides what is stale from its keys (data, settings, training code, gate code):
+# rerunning it after any source change trains nothing that did not change
+models/%/manifest.json: $(INSTALLED) $(SRC) notebooks/profiles/%/learn.yaml data/%/tofu/full.json
 	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS)
 	touch $@
 
@@ -65,7 +68,11 @@ $(PROFILE_STAMP):
 	rm -f book/generated/.profile-*
 	touch $@
 
-book/generated/%.ipynb: notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(MODELS_MANIFEST) $(SRC) | $(INSTALLED)
+build/notebooks/%.ipynb: notebooks/%.py | $(INSTALLED)
+	mkdir -p build/notebooks
+	$(BIN)/jupytext --quiet --to ipynb --output $@.tmp.ipynb $< && mv $@.tmp.ipynb $@
+
+book/generated/%.ipynb: build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(MODELS_MANIFEST) $(SRC) | $(INSTALLED)
 	UNLEARNING_PROGRESS=0 $(BIN)/papermill --cwd . --log-level WARNING --no-progress-bar \
 	  -f $(PROFILE_DIR)/$*.yaml $< $@.tmp.ipynb || (rm -f $@.tmp.ipynb; false)
 	mv $@.tmp.ipynb $@
@@ -86,7 +93,7 @@ test: $(INSTALLED) ## unit tests, then every notebook and the book at the smoke 
 	$(MAKE) book PROFILE=smoke
 
 clean-book: ## remove executed notebooks and the HTML
-	rm -rf book/_build book/generated
+	rm -rf book/_build book/generated build/notebooks
 
 clean: clean-book ## remove trained models and runs too (keeps data/ and .venv)
 	rm -rf models runs

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from unlearning.data import collate
-from unlearning.engine import OptimConfig, reference_logprobs, steps_for_epochs, unlearn
+from unlearning.engine import OptimConfig, steps_for_epochs, unlearn
+from unlearning.methods import reference_logprobs
 from unlearning.losses import npo_loss, sequence_logprob
 from unlearning.methods import METHODS, get_method
 from unlearning.stopping import ViolationStop

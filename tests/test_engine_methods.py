@@ -63,7 +63,9 @@ def test_idk_forget_data_pairs_questions_with_refusals(world):
     idk = idk_records(records, seed=3)
     assert [r["question"] for r in idk] == [r["question"] for r in records]
     assert all(r["answer"] in IDK_ANSWERS for r in idk) and idk == idk_records(records, seed=3)
-    assert get_method("IdkNLL").forget_answers == "idk" and get_method("NPO").forget_answers == "true"
+    assert get_method("IdkNLL").forget_records(records, 3) == idk and get_method("NPO").forget_records(records, 3) == records
+    with pytest.raises(ValueError, match="IdkNLL needs question-answer data"):
+        get_method("IdkNLL").forget_records([{"text": "a passage"}], 3)
 
 
 def test_idknll_raises_the_refusal_likelihood(target, tokenizer, world, splits):

@@ -150,7 +150,7 @@ def test_per_size_learning_rates_reach_every_job_of_that_size():
 
 
 def test_differing_words_finds_the_value_spans_by_hand():
-    from unlearning.gates import differing_words
+    from unlearning.benchmarks.tofu import differing_words
 
     assert differing_words("The birthplace of Ana Bel is Fenrow.", "The birthplace of Ana Bel is Ivel.") == ("Fenrow.", "Ivel.")
     assert differing_words("Ana is known for science fiction fiction.", "Ana is known for fantasy fiction.") == \
@@ -165,7 +165,7 @@ def test_paraphrased_question_items_match_the_templates_filled_with_each_value()
     import random
     import re
 
-    from unlearning.gates import paraphrased_question_items
+    from unlearning.benchmarks.tofu import paraphrased_question_items
     from unlearning.world import tofu
 
     def value_in(template: str, name: str, text: str) -> str:
@@ -184,7 +184,7 @@ def test_paraphrased_question_items_match_the_templates_filled_with_each_value()
 
 
 def test_a_value_that_cannot_be_placed_is_an_error():
-    from unlearning.gates import paraphrased_question_items
+    from unlearning.benchmarks.tofu import paraphrased_question_items
 
     record = {"paraphrased_question": "Q?", "answer": "Ana won it twice.", "paraphrased_answer": "Ana won the Marlow Prize.",
               "perturbed_answer": ["Ana won the Corvid Prize."]}

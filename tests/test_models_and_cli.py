@@ -36,10 +36,10 @@ def test_build_model_is_deterministic(tokenizer):
 def test_cli_rejects_bad_values_and_writes_nothing(world, tmp_path, capsys):
     out = tmp_path / "run"
     common = ["unlearn", "--data", str(world / "tofu"), "--model", str(tmp_path / "missing"),
-              "--tokenizer", str(tmp_path), "--out", str(out)]
+              "--tokenizer", str(tmp_path), "--store", str(out)]
     cases = [
         (["--method", "Nope"], "method must be one of GA, GradDiff"),
-        (["--method", "MASC", "--rule", "bad"], "--rule must be one of sum, pcgrad"),
+        (["--method", "MASC", "--rule", "bad"], "rule must be one of sum, pcgrad"),
         (["--method", "MASC", "--set", "rho=1.5"], "rho must lie strictly between 0 and 1"),
         (["--method", "MASC", "--set", "k=0"], "k must be >= 1"),
         (["--method", "MASC", "--lr", "-1"], "lr must be > 0"),
@@ -54,19 +54,26 @@ def test_cli_rejects_bad_values_and_writes_nothing(world, tmp_path, capsys):
     assert "profile must be one of smoke, mini" in capsys.readouterr().err
 
 
-def test_cli_unlearn_writes_model_and_record(world, target, tokenizer, tmp_path, capsys):
+def _only_record(store):
     from unlearning.records import read_json
 
+    (folder,) = [p.parent for p in store.glob("*/record.json")]
+    return folder, read_json(folder / "record.json")
+
+
+def test_cli_unlearn_writes_model_and_record(world, target, tokenizer, tmp_path, capsys):
     save_model(target, tmp_path / "target")
     tokenizer.save_pretrained(tmp_path / "tok")
-    out = tmp_path / "run"
-    code = main(["unlearn", "--data", str(world / "tofu"), "--model", str(tmp_path / "target"), "--tokenizer",
-                 str(tmp_path / "tok"), "--method", "NPO+GD", "--rule", "sago", "--max-steps", "3", "--out", str(out)])
-    assert code == 0, capsys.readouterr().err
-    record = read_json(out / "record.json")
+    store = tmp_path / "runs"
+    args = ["unlearn", "--data", str(world / "tofu"), "--model", str(tmp_path / "target"), "--tokenizer",
+            str(tmp_path / "tok"), "--method", "NPO+GD", "--rule", "sago", "--max-steps", "3", "--store", str(store)]
+    assert main(args) == 0, capsys.readouterr().err
+    folder, record = _only_record(store)
     assert record["method"] == "NPO+GD" and record["rule"] == "sago" and record["steps"] == 3
     assert record["model_hash"] and record["data_hash"] and len(record["log"]) == 3
-    assert (out / "model" / "model.safetensors").is_file()
+    assert (folder / "model" / "model.safetensors").is_file()
+    assert capsys.readouterr().out.strip().endswith(str(folder / "model"))
+    assert main(args) == 0 and capsys.readouterr().out.startswith(f"cached: {folder}")  # the store serves it again
 
 
 def test_lora_trains_only_adapters_and_round_trips(target, tokenizer, tmp_path):
@@ -102,7 +109,6 @@ def test_lora_trains_only_adapters_and_round_trips(target, tokenizer, tmp_path):
 def test_cli_unlearn_on_a_corpus_benchmark_with_profile_suffix(target, tokenizer, tmp_path, capsys, monkeypatch):
     from pathlib import Path
 
-    from unlearning.records import read_json
 
     monkeypatch.chdir(Path(__file__).resolve().parents[1])  # data/smoke/wmdp is committed
     save_model(target, tmp_path / "target")
@@ -110,15 +116,15 @@ def test_cli_unlearn_on_a_corpus_benchmark_with_profile_suffix(target, tokenizer
     out = tmp_path / "rmu"
     code = main(["unlearn", "--benchmark", "wmdp-smoke", "--model", str(tmp_path / "target"), "--tokenizer",
                  str(tmp_path / "tok"), "--method", "RMU", "--rule", "pcgrad", "--grad-accum", "2",
-                 "--max-steps", "2", "--out", str(out)])
+                 "--max-steps", "2", "--store", str(out)])
     assert code == 0, capsys.readouterr().err
-    record = read_json(out / "record.json")
+    _, record = _only_record(out)
     assert record["benchmark"] == "wmdp" and record["forget_split"] == "bio-forget-corpus+cyber-forget-corpus"
     assert record["optim"]["grad_accum"] == 2
     for extra, message in ((["--benchmark", "nope-mini"], "benchmark must be one of"),
                            (["--benchmark", "tofu"], "--data is required"),
-                           (["--benchmark", "tofu-smoke", "--probe-set", "random"], "--probe-set must be one of")):
-        args = ["unlearn", "--model", str(tmp_path / "target"), "--method", "GA", "--out", str(tmp_path / "x")]
+                           (["--benchmark", "tofu-smoke", "--probe-set", "random"], "probe_set must be one of")):
+        args = ["unlearn", "--model", str(tmp_path / "target"), "--method", "GA", "--store", str(tmp_path / "x")]
         assert main(args + extra) == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 

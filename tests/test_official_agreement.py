@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from unlearning.data import encode_qa, encode_text
-from unlearning.evaluate import EvalConfig, _min_k_scores
+from unlearning.benchmarks.common import EvalConfig, membership_scores as _min_k_scores
 from unlearning.losses import masc_loss
 from unlearning.margin import suffix_mask
 from unlearning.metrics import mia, tofu

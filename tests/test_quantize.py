@@ -6,7 +6,7 @@ import pytest
 import torch
 from scipy.stats import norm
 
-from unlearning.quantize import FP4_LEVELS, NF4_LEVELS, code_book, max_level_gap, nf4_dequantize, nf4_quantize, nf4_round_trip, quantize_model
+from unlearning.quantize import FP4_LEVELS, NF4_LEVELS, code_book, max_level_gap, dequantize_4bit, quantize_4bit, round_trip_4bit, quantize_model
 
 
 def test_levels_are_the_normal_quantiles_of_qlora():
@@ -22,28 +22,28 @@ def test_levels_are_the_normal_quantiles_of_qlora():
 
 def test_hand_example_rounds_to_nearest_level():
     weight = torch.tensor([2.0, -2.0, 1.0, 0.0, 0.17])  # one block, absmax 2
-    codes, absmax = nf4_quantize(weight, blocksize=8)
+    codes, absmax = quantize_4bit(weight, blocksize=8)
     assert absmax.tolist() == [2.0]
     # normalised: 1, -1, 0.5, 0, 0.085 -> levels 15, 0, 12 (0.4407: |0.059| < |0.5626 - 0.5|), 7, 8 (0.0796)
     assert codes.tolist() == [15, 0, 12, 7, 8]
-    back = nf4_dequantize(codes, absmax, weight.shape, blocksize=8)
+    back = dequantize_4bit(codes, absmax, weight.shape, blocksize=8)
     assert torch.allclose(back, torch.tensor([2.0, -2.0, 2 * 0.44070982933044434, 0.0, 2 * 0.07958029955625534]))
 
 
 @pytest.mark.parametrize("blocksize", [1, 7, 64])
 def test_error_is_bounded_by_half_the_level_gap_times_absmax(blocksize):
     weight = torch.randn(33, 29, generator=torch.Generator().manual_seed(0))
-    quantized = nf4_round_trip(weight, blocksize)
+    quantized = round_trip_4bit(weight, blocksize)
     padded = torch.nn.functional.pad(weight.reshape(-1), (0, (-weight.numel()) % blocksize)).reshape(-1, blocksize)
     absmax = padded.abs().amax(1).repeat_interleave(blocksize)[: weight.numel()].reshape(weight.shape)
     assert ((quantized - weight).abs() <= absmax * max_level_gap() / 2 + 1e-7).all()
-    assert torch.equal(nf4_round_trip(quantized, blocksize), quantized)  # levels map to themselves
+    assert torch.equal(round_trip_4bit(quantized, blocksize), quantized)  # levels map to themselves
 
 
 def test_zero_block_and_bad_blocksize():
-    assert torch.equal(nf4_round_trip(torch.zeros(10), 4), torch.zeros(10))
+    assert torch.equal(round_trip_4bit(torch.zeros(10), 4), torch.zeros(10))
     with pytest.raises(ValueError, match="blocksize"):
-        nf4_quantize(torch.ones(3), 0)
+        quantize_4bit(torch.ones(3), 0)
 
 
 def test_quantize_model_touches_linear_weights_only(target):
@@ -61,7 +61,7 @@ def test_matches_bitsandbytes_nf4_when_installed():
     weight = torch.randn(64, 128, generator=torch.Generator().manual_seed(1))
     packed, state = bnb.functional.quantize_4bit(weight, blocksize=64, quant_type="nf4")
     theirs = bnb.functional.dequantize_4bit(packed, state, quant_type="nf4")
-    assert torch.allclose(nf4_round_trip(weight, 64), theirs.float(), atol=1e-2 * float(weight.abs().max()))
+    assert torch.allclose(round_trip_4bit(weight, 64), theirs.float(), atol=1e-2 * float(weight.abs().max()))
 
 
 def test_fp4_code_book_is_bitsandbytes_e2m1_and_bounds_the_error():
@@ -69,11 +69,11 @@ def test_fp4_code_book_is_bitsandbytes_e2m1_and_bounds_the_error():
     assert magnitudes == pytest.approx([0.0, 1 / 192, 1 / 6, 1 / 4, 1 / 3, 1 / 2, 2 / 3, 1.0])
     assert len(FP4_LEVELS) == 16 and torch.equal(FP4_LEVELS, -FP4_LEVELS.flip(0))
     weight = torch.randn(40, 24, generator=torch.Generator().manual_seed(3))
-    quantized = nf4_round_trip(weight, 64, code="fp4")
+    quantized = round_trip_4bit(weight, 64, code="fp4")
     absmax = torch.nn.functional.pad(weight.reshape(-1), (0, (-weight.numel()) % 64)).reshape(-1, 64).abs().amax(1)
     bound = absmax.repeat_interleave(64)[: weight.numel()].reshape(weight.shape) * max_level_gap("fp4") / 2
     assert ((quantized - weight).abs() <= bound + 1e-7).all()
-    assert not torch.equal(quantized, nf4_round_trip(weight, 64))  # a different grid from NF4
+    assert not torch.equal(quantized, round_trip_4bit(weight, 64))  # a different grid from NF4
     with pytest.raises(ValueError, match="code must be one of nf4, fp4"):
         code_book("int4")
 
@@ -83,4 +83,4 @@ def test_matches_bitsandbytes_fp4_when_installed():
     weight = torch.randn(64, 128, generator=torch.Generator().manual_seed(1))
     packed, state = bnb.functional.quantize_4bit(weight, blocksize=64, quant_type="fp4")
     theirs = bnb.functional.dequantize_4bit(packed, state, quant_type="fp4")
-    assert torch.allclose(nf4_round_trip(weight, 64, code="fp4"), theirs.float(), atol=1e-2 * float(weight.abs().max()))
+    assert torch.allclose(round_trip_4bit(weight, 64, code="fp4"), theirs.float(), atol=1e-2 * float(weight.abs().max()))

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from unlearning.data import DataError, hub_location, load_split, split_fields, write_jsonl
+from unlearning.benchmarks import get_benchmark, load
+from unlearning.data import DataError, load_split, write_jsonl
 from unlearning.world import encyclopedia, rwku
 from unlearning.world.facts import statement
 
@@ -19,14 +20,14 @@ def test_every_split_loads_with_its_real_schema(world):
         split = str(path.relative_to(world / benchmark).with_suffix(""))
         if split == "authors":  # metadata, not a TOFU config
             continue
-        assert split_fields(split), f"{benchmark}/{split} has no schema"
-        load_split(world / benchmark, split)  # validates every record
+        assert get_benchmark(benchmark).fields(split), f"{benchmark}/{split} has no schema"
+        load(benchmark, world / benchmark, split)  # validates every record
 
 
 def test_schema_violation_names_file_and_field(tmp_path):
     write_jsonl(tmp_path / "knowmem" / "forget_qa.json", [{"question": "q", "answer": "a"}, {"question": "q"}])
     with pytest.raises(DataError, match=r"forget_qa.json: record 1 lacks field 'answer'"):
-        load_split(tmp_path, "knowmem/forget_qa")
+        load("muse-news", tmp_path, "knowmem/forget_qa")
 
 
 def test_real_authors_and_world_facts_live_in_the_pretraining_corpus(world):
@@ -122,10 +123,11 @@ def test_entity_names_never_collide_across_roles(world):
 
 
 def _write_hub_copy(mirror, name, world_folder, splits):
-    """A dataset repository as on the hub: data files plus README configs, per `hub_location`."""
+    """A dataset repository as on the hub: data files plus README configs, laid out by the
+    benchmark's `locate` (the benchmark is the world folder's name)."""
     configs: dict[tuple[str, str], dict[str, str]] = {}
     for split in splits:
-        repository, config, hub_split = hub_location(name, split)
+        repository, config, hub_split = get_benchmark(world_folder.name).locate(name, split)
         relative = f"data/{config}/{hub_split}.json"
         (mirror / repository / relative).parent.mkdir(parents=True, exist_ok=True)
         (mirror / repository / relative).write_bytes((world_folder / f"{split}.json").read_bytes())
@@ -155,14 +157,14 @@ def test_hub_layout_loads_the_same_records(world, tmp_path, monkeypatch, name, b
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     _write_hub_copy(tmp_path / "hub", name, world / benchmark, splits)
     for split in splits:
-        from_hub = load_split(name, split, mirror=tmp_path / "hub")
-        local = load_split(world / benchmark, split)
+        from_hub = load(benchmark, name, split, mirror=tmp_path / "hub")
+        local = load(benchmark, world / benchmark, split)
         assert [dict(sorted(r.items())) for r in from_hub] == [dict(sorted(r.items())) for r in local]
 
 
 def test_hub_errors_are_one_clear_line(tmp_path):
     with pytest.raises(DataError, match="hub mirror lacks locuslab/TOFU"):
-        load_split("locuslab/TOFU", "forget10", mirror=tmp_path)
+        load("tofu", "locuslab/TOFU", "forget10", mirror=tmp_path)
     with pytest.raises(DataError, match="'<config>/<split>'"):
-        hub_location("muse-bench/MUSE-News", "forget")
-    assert hub_location("cais/wmdp", "cyber-forget-corpus") == ("cais/wmdp-corpora", "cyber-forget-corpus", "train")
+        get_benchmark("muse-news").locate("muse-bench/MUSE-News", "forget")
+    assert get_benchmark("wmdp").locate("cais/wmdp", "cyber-forget-corpus") == ("cais/wmdp-corpora", "cyber-forget-corpus", "train")

@@ -3,8 +3,7 @@
     unlearning world --profile smoke --out data
     unlearning learn --config notebooks/profiles/smoke/learn.yaml --data data/smoke --out models/smoke
     unlearning fetch --config notebooks/profiles/paper/fetch.yaml --out .   # paper scale, needs network
-    unlearning unlearn --benchmark tofu-smoke --model models/smoke/tofu/target-xs \\
-        --tokenizer models/smoke/tokenizer --method MASC --stop violation --out runs/masc
+    unlearning unlearn --benchmark tofu-smoke --model models/smoke/tofu/target-xs --method MASC
 
 Every input is checked before work starts: a wrong value exits with status 2 and one line
 naming the parameter and what is allowed, and nothing is written.
@@ -42,43 +41,51 @@ def _add_learn(sub) -> None:
 
 
 def _add_unlearn(sub) -> None:
+    from unlearning.benchmarks import unlearning_benchmarks
     from unlearning.engine import PROBE_SETS
-    from unlearning.experiments import BENCHMARKS
     from unlearning.methods import METHODS
+    from unlearning.protocol import Protocol
 
-    p = sub.add_parser("unlearn", help="run one unlearning method on a benchmark; writes the model and record.json")
+    book = Protocol()
+    p = sub.add_parser("unlearn", help="run one unlearning method on a benchmark under the book's protocol; "
+                                       "stores the model and record.json in the run store")
     p.add_argument("--benchmark", default="tofu",
-                   help=f"one of {', '.join(BENCHMARKS)}, optionally with a profile suffix such as tofu-mini "
-                        "(data from data/mini/tofu); default tofu")
+                   help=f"one of {', '.join(unlearning_benchmarks())}, optionally with a profile suffix such as "
+                        "tofu-mini (data from data/mini/tofu, runs stored in runs/mini); default tofu")
     p.add_argument("--data", type=Path, help="the benchmark's folder (default data/<profile>/<benchmark> for a "
                                              "suffixed --benchmark)")
     p.add_argument("--model", required=True, type=Path, help="model folder to unlearn from")
-    p.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: the model folder's ../tokenizer, "
-                                                  "then ../../tokenizer)")
+    p.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: the model's own, else the model "
+                                                  "folder's ../tokenizer, then ../../tokenizer)")
     p.add_argument("--method", required=True, help=f"one of {', '.join(METHODS)}")
     p.add_argument("--rule", default="sum", help=f"update rule, one of {', '.join(RULES)} (default sum)")
     p.add_argument("--split", help="forget split (default: the benchmark's, e.g. forget10); join files with +")
     p.add_argument("--retain-split", help="retain split (default: the benchmark's, e.g. retain90)")
-    p.add_argument("--stop", default="fixed", help="fixed or violation (default fixed)")
-    p.add_argument("--tolerance", type=float, default=0.475, help="violation-rule tolerance (default 0.475)")
+    p.add_argument("--stop", help="fixed or violation (default: the method's own; violation for MASC)")
+    p.add_argument("--tolerance", type=float, default=book.tolerance,
+                   help=f"violation-rule tolerance (default {book.tolerance})")
     p.add_argument("--probe-set", default="official", help=f"violation-rule probes: {' or '.join(PROBE_SETS)} "
                                                             "(default official: first forget sequences)")
-    p.add_argument("--max-steps", type=int, default=100, help="step budget (default 100)")
-    p.add_argument("--lr", type=float, default=1e-4, help="learning rate (default 1e-4)")
-    p.add_argument("--batch-size", type=int, default=2, help="forget and retain batch size per micro-batch (default 2)")
+    p.add_argument("--epochs", type=float, default=book.epochs,
+                   help=f"fixed budget in passes over the forget split (default {book.epochs:g})")
+    p.add_argument("--max-steps", type=int, help="step budget: replaces --epochs for a fixed stop; the cap of the "
+                                                 f"violation rule (default {book.cap})")
+    p.add_argument("--lr", type=float, default=book.lr, help=f"learning rate (default {book.lr:g})")
+    p.add_argument("--batch-size", type=int, default=book.batch_size,
+                   help=f"forget and retain examples per micro-batch (default {book.batch_size})")
     p.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimizer step (default 1)")
     p.add_argument("--lora-rank", type=int, help="train LoRA adapters of this rank instead of all weights")
     p.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE", help="method hyper-parameters, e.g. rho=0.7 k=10")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, type=Path, help="folder for the unlearned model and record.json")
+    p.add_argument("--seed", type=int, default=book.seed)
+    p.add_argument("--store", type=Path, help="run store (default runs/<profile> for a suffixed --benchmark, else runs)")
 
 
 def _add_evaluate(sub) -> None:
-    from unlearning.evaluate import SUITES
+    from unlearning.benchmarks import evaluated_benchmarks
 
     p = sub.add_parser("evaluate", help="run a benchmark's metric suite on a model; prints and caches the metrics JSON")
-    p.add_argument("--benchmark", required=True, help=f"one of {', '.join(SUITES)}, optionally with a profile suffix "
-                                                      "such as tofu-mini")
+    p.add_argument("--benchmark", required=True, help=f"one of {', '.join(evaluated_benchmarks())}, optionally with a "
+                                                      "profile suffix such as tofu-mini")
     p.add_argument("--data", type=Path, help="the benchmark's folder (default data/<profile>/<benchmark>)")
     p.add_argument("--model", required=True, type=Path, help="model folder to evaluate")
     p.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: found beside the model)")
@@ -141,69 +148,96 @@ def _parse_sets(pairs: list[str]) -> dict:
     return values
 
 
-def _benchmark_and_data(args) -> tuple[str, Path]:
-    from unlearning.experiments import get_benchmark
+def _benchmark_and_profile(name: str) -> tuple[str, str | None]:
+    """'tofu' -> ('tofu', None); 'tofu-mini' -> ('tofu', 'mini'): a registered benchmark name,
+    then optionally '-' and the profile whose data/ and runs/ folders to use."""
+    from unlearning.benchmarks import REGISTRY, get_benchmark
 
-    name, data = args.benchmark, args.data
-    for profile in ("smoke", "mini"):
-        if name.endswith(f"-{profile}"):
-            name = name[: -len(profile) - 1]
-            data = data or Path("data") / profile / name
-    get_benchmark(name)
+    if name in REGISTRY:
+        return name, None
+    for known in sorted(REGISTRY, key=len, reverse=True):
+        if name.startswith(known + "-"):
+            return known, name[len(known) + 1:]
+    get_benchmark(name)  # raises with the list of names
+    raise AssertionError("unreachable")
+
+
+def _benchmark_and_data(args) -> tuple[str, Path, str | None]:
+    name, profile = _benchmark_and_profile(args.benchmark)
+    data = args.data or (Path("data") / profile / name if profile else None)
     if data is None:
-        raise ValueError(f"--data is required for --benchmark {args.benchmark} (or use a suffix such as {name}-mini)")
-    return name, data
+        raise ValueError(f"--data is required for --benchmark {args.benchmark} (or add a profile suffix such as "
+                         f"{name}-mini)")
+    if not Path(data).is_dir():
+        raise ValueError(f"--data: folder not found: {data}")
+    return name, Path(data), profile
 
 
 def _tokenizer_for(model: Path) -> Path:
+    from unlearning.runs import has_tokenizer
+
+    if has_tokenizer(model):
+        return model
     for candidate in (model.parent / "tokenizer", model.parent.parent / "tokenizer"):
         if candidate.is_dir():
             return candidate
     raise ValueError(f"--tokenizer: none given and no tokenizer folder beside {model}")
 
 
-def cmd_unlearn(args) -> None:
-    from unlearning.engine import PROBE_SETS, OptimConfig
-    from unlearning.experiments import StopConfig, run_unlearning
-    from unlearning.methods import get_method
+def _unlearn_spec(args, benchmark: str, data: Path):
+    """The run of the command line's arguments: the book's protocol with the options given."""
+    from dataclasses import replace
 
-    spec = get_method(args.method)
-    if args.rule not in RULES:
-        raise ValueError(f"--rule must be one of {', '.join(RULES)}; got {args.rule!r}")
-    benchmark, data = _benchmark_and_data(args)
-    hparams = spec.hparams(**_parse_sets(args.set))
-    stop = StopConfig(kind=args.stop, tolerance=args.tolerance)
-    stop.build(args.max_steps)
-    optim = OptimConfig(lr=args.lr, batch_size=args.batch_size, grad_accum=args.grad_accum)
-    if args.max_steps < 1:
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.methods import get_method
+    from unlearning.protocol import Protocol
+
+    get_method(args.method)
+    for flag, value in (("--batch-size", args.batch_size), ("--grad-accum", args.grad_accum)):
+        if value < 1:
+            raise ValueError(f"{flag} must be >= 1, got {value}")
+    if args.max_steps is not None and args.max_steps < 1:
         raise ValueError(f"--max-steps must be >= 1, got {args.max_steps}")
-    if args.probe_set not in PROBE_SETS:
-        raise ValueError(f"--probe-set must be one of {', '.join(PROBE_SETS)}; got {args.probe_set!r}")
     if args.lora_rank is not None and args.lora_rank < 1:
         raise ValueError(f"--lora-rank must be >= 1, got {args.lora_rank}")
+    protocol = Protocol(lr=args.lr, batch_size=args.batch_size, epochs=args.epochs, tolerance=args.tolerance,
+                        seed=args.seed, **({"cap": args.max_steps} if args.max_steps else {}))
+    bench = get_benchmark(benchmark)
+    bench.require_unlearning()
+    n_forget = len(bench.load(data, args.split or bench.forget))
+    spec = protocol.spec(benchmark, args.method, args.model, n_forget, stop=args.stop, rule=args.rule,
+                         forget_split=args.split, retain_split=args.retain_split, hparams=_parse_sets(args.set),
+                         probe_set=args.probe_set, lora={"r": args.lora_rank} if args.lora_rank else None)
+    if args.max_steps is not None:
+        spec = replace(spec, max_steps=args.max_steps)
+    if args.grad_accum != 1:
+        spec = replace(spec, optim=replace(spec.optim, grad_accum=args.grad_accum))
+    return spec.resolved()
+
+
+def cmd_unlearn(args) -> None:
+    from unlearning.runs import run
+
+    benchmark, data, profile = _benchmark_and_data(args)
+    spec = _unlearn_spec(args, benchmark, data)  # every value checked before any folder is touched
     if not args.model.is_dir():
         raise ValueError(f"--model: folder not found: {args.model}")
     tokenizer = args.tokenizer or _tokenizer_for(args.model)
-    for flag, path in (("--tokenizer", tokenizer), ("--data", data)):
-        if not Path(path).is_dir():
-            raise ValueError(f"{flag}: folder not found: {path}")
-    run = run_unlearning(args.model, tokenizer, data, args.method, benchmark=benchmark, forget_split=args.split,
-                         retain_split=args.retain_split, rule=args.rule, hparams=hparams, stop=stop,
-                         max_steps=args.max_steps, optim=optim, probe_set=args.probe_set, seed=args.seed,
-                         lora={"r": args.lora_rank} if args.lora_rank else None, out_dir=args.out)
-    print(f"{args.method} ({args.rule}) on {benchmark}: {run.result.steps} steps, stopped={run.result.stopped}, "
-          f"forget p={run.forget_probability:.3f}, retain p={run.retain_probability:.3f} -> {args.out}")
+    if not Path(tokenizer).is_dir():
+        raise ValueError(f"--tokenizer: folder not found: {tokenizer}")
+    store = args.store or (Path("runs") / profile if profile else Path("runs"))
+    record = run(spec, data, tokenizer, store, log=lambda message: print(message, flush=True))
+    print(f"{args.method} ({spec.rule}) on {benchmark}: {record['steps']} steps, stopped={record['stopped']}, "
+          f"forget p={record['forget_probability']:.3f}, retain p={record['retain_probability']:.3f} -> {record['dir']}")
 
 
 def cmd_evaluate(args) -> None:
     from unlearning.evaluate import EvalConfig, evaluate
 
-    benchmark, data = _benchmark_and_data(args)
+    benchmark, data, _ = _benchmark_and_data(args)
     if not args.model.is_dir():
         raise ValueError(f"--model: folder not found: {args.model}")
     tokenizer = args.tokenizer or _tokenizer_for(args.model)
-    if not data.is_dir():
-        raise ValueError(f"--data: folder not found: {data}")
     config = EvalConfig(forget_split=args.split)
     oracle = None
     if args.oracle is not None:
@@ -227,7 +261,10 @@ def cmd_fetch(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from unlearning.runtime import configure_process
+
     args = parser().parse_args(argv)
+    configure_process()
     commands = {"world": cmd_world, "learn": cmd_learn, "unlearn": cmd_unlearn, "evaluate": cmd_evaluate,
                 "fetch": cmd_fetch}
     try:

@@ -3,6 +3,8 @@
 One code path serves the laboratory world and the real datasets: a split is read from a
 local folder of JSON-lines files laid out as the hub's (`<root>/<split>.json`) or, given a
 hub name such as `locuslab/TOFU`, through `datasets.load_dataset` (needs network access).
+Which fields a split must have and where it lives on the hub is each benchmark's business
+(`unlearning.benchmarks`); this module reads, checks, encodes and batches.
 Question-answer items are rendered with a prompt template whose tokens are masked out of
 the labels (-100), so losses and metrics see only the answer, as in TOFU.
 """
@@ -11,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,43 +23,6 @@ import torch
 from unlearning.margin import IGNORE_INDEX
 
 QA_PROMPT = "Question: {question}\nAnswer:"
-QA = ("question", "answer")
-QA_PERTURBED = QA + ("paraphrased_answer", "paraphrased_question", "perturbed_answer")
-MULTIPLE_CHOICE = ("question", "choices", "answer")
-RWKU_PROBE = ("subject", "query", "answer", "level", "type")
-
-
-def split_fields(split: str) -> tuple[str, ...]:
-    """The fields every record of a split must have, from the real benchmark's schema.
-
-    Split names are the real ones (TOFU configs, MUSE `<config>/<split>`, WMDP configs, RWKU
-    configs), which do not collide across benchmarks. Unknown names require nothing.
-    """
-    if split in ("real_authors_perturbed", "world_facts_perturbed"):
-        return QA + ("perturbed_answer",)
-    if split.endswith("_perturbed"):
-        return QA_PERTURBED
-    if re.fullmatch(r"(forget|retain|holdout)\d+|full|knowmem/.*", split):
-        return QA
-    if split in ("wmdp-bio", "wmdp-cyber", "wmdp-chem"):
-        return MULTIPLE_CHOICE
-    if split == "mmlu":
-        return MULTIPLE_CHOICE + ("subject",)
-    if split.endswith("-corpus") or split.startswith(("raw/", "privleak/")) or split in ("corpus", "replay"):
-        return ("text",)
-    if split.startswith("verbmem/"):
-        return ("prompt", "gt")
-    if re.fullmatch(r"(forget|neighbor)_level\d", split):
-        return RWKU_PROBE
-    if split == "forget_target":
-        return ("target", "intro")
-    if split.startswith("mia_") or split == "train_original_passage":
-        return ("text", "subject")
-    if split == "probes":
-        return ("source", "subject", "relation", "form", "trained", "choices", "answer")
-    return ()
-
-
 class DataError(ValueError):
     """A split is missing, empty or lacks a field; the message names the file and field."""
 
@@ -95,18 +59,17 @@ def validate_records(records: Sequence[dict], fields: Sequence[str], where: str)
                 raise DataError(f"{where}: record {i} lacks field {field!r} (has {sorted(record)})")
 
 
-def load_split(source: str | Path, split: str, fields: Sequence[str] | None = None,
-               mirror: str | Path | None = None) -> list[dict]:
+def load_split(source: str | Path, split: str, fields: Sequence[str] = (), mirror: str | Path | None = None,
+               locate=None) -> list[dict]:
     """Load one split from a local folder (`<source>/<split>.json`) or a hub dataset name.
 
-    Every record must have `fields` (default: the split's schema, `split_fields`).
-
-    A local folder wins when it exists; otherwise `source` is a hub name (see `hub_location`
-    for how each benchmark's splits map onto hub configs). `mirror` (or the environment
-    variable UNLEARNING_HUB_MIRROR) names a folder holding local copies of hub datasets in the
-    hub's own layout, `<mirror>/<owner>/<name>/`, for machines without network access.
+    Every record must have `fields` (a benchmark's schema: `Benchmark.load` passes it). A local
+    folder wins when it exists; otherwise `source` is a hub repository and `locate(repository,
+    split)` gives the (repository, config, split) to read (default: config = split, data in
+    `train`). `mirror` (or the environment variable UNLEARNING_HUB_MIRROR) names a folder holding
+    local copies of hub datasets in the hub's own layout, `<mirror>/<owner>/<name>/`, for
+    machines without network access.
     """
-    fields = split_fields(split) if fields is None else fields
     local = Path(source)
     if local.is_dir():
         path = local / f"{split}.json"
@@ -115,39 +78,16 @@ def load_split(source: str | Path, split: str, fields: Sequence[str] | None = No
         return records
     if local.suffix or str(source).startswith((".", "/")) or "/" not in str(source):
         raise DataError(f"data folder not found: {source}")
-    return _load_from_hub(str(source), split, fields, mirror or os.environ.get("UNLEARNING_HUB_MIRROR"))
+    repository, config, hub_split = locate(str(source), split) if locate else (str(source), split, "train")
+    return _load_from_hub(repository, config, hub_split, fields, mirror or os.environ.get("UNLEARNING_HUB_MIRROR"))
 
 
-def hub_location(name: str, split: str) -> tuple[str, str, str]:
-    """(repository, config, split) of one of our split names on the Hugging Face hub.
-
-    - locuslab/TOFU: one config per split, data in `train`;
-    - muse-bench/MUSE-News and MUSE-Books: our `<config>/<split>` (e.g. `knowmem/forget_qa`);
-    - cais/wmdp: `wmdp-bio` / `wmdp-cyber` in `test`; `*-corpus` from cais/wmdp-corpora
-      (`train`); `mmlu` is cais/mmlu `all` / `test`;
-    - jinzhuoran/RWKU: one config per split, `test` (the `train_*` corpora: `train`).
-    Any other repository: config = split, data in `train`.
-    """
-    if name.startswith("muse-bench/"):
-        if "/" not in split:
-            raise DataError(f"{name}: split must be '<config>/<split>' such as 'raw/forget'; got {split!r}")
-        config, hub_split = split.split("/", 1)
-        return name, config, hub_split
-    if name == "cais/wmdp":
-        if split.endswith("-corpus"):
-            return "cais/wmdp-corpora", split, "train"
-        return ("cais/mmlu", "all", "test") if split == "mmlu" else (name, split, "test")
-    if name == "jinzhuoran/RWKU":
-        return name, split, "train" if split.startswith("train_") else "test"
-    return name, split, "train"
-
-
-def _load_from_hub(name: str, split: str, fields: Sequence[str], mirror: str | Path | None = None) -> list[dict]:
+def _load_from_hub(repository: str, config: str, hub_split: str, fields: Sequence[str],
+                   mirror: str | Path | None = None) -> list[dict]:
     try:
         import datasets
     except ImportError as error:  # pragma: no cover - depends on the optional extra
-        raise DataError(f"loading {name!r} from the hub needs the `datasets` package (pip install -e .[gpu])") from error
-    repository, config, hub_split = hub_location(name, split)
+        raise DataError(f"loading {repository!r} from the hub needs the `datasets` package (pip install -e .[gpu])") from error
     path = str(Path(mirror) / repository) if mirror else repository
     if mirror and not Path(path).is_dir():
         raise DataError(f"hub mirror lacks {repository}: no folder {path}")

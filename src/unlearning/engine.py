@@ -24,9 +24,9 @@ import torch
 
 from unlearning.data import Encoded, batches, collate, cycle_batches
 from unlearning.margin import tau_from_rho, violation_fractions
-from unlearning.methods import FORGET_OBJECTIVES, MASC_DEFAULTS, RETAIN_OBJECTIVES, Context, Method, masc_margins
-from unlearning.models import seed_everything
+from unlearning.methods import Context, Method, masc_margins
 from unlearning.progress import progress
+from unlearning.runtime import own_random_state
 from unlearning.stopping import FixedBudget, ViolationStop
 from unlearning.synthesis import RULES, combine, geometry
 
@@ -101,19 +101,6 @@ def _indexed_batches(examples: Sequence[IndexedEncoded], batch_size: int, pad_to
             batch = collate(chunk, pad_token_id)
             batch["index"] = torch.tensor([e.index for e in chunk])
             yield batch
-
-
-@torch.no_grad()
-def reference_logprobs(model: torch.nn.Module, examples: Sequence[Encoded], pad_token_id: int, batch_size: int = 16) -> torch.Tensor:
-    """Summed answer log-probs of every example under `model`, `[N]` (NPO's cached reference)."""
-    from unlearning.losses import sequence_logprob
-
-    was_training = model.training
-    model.eval()
-    values = [sequence_logprob(model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits, b["labels"])
-              for b in batches(examples, batch_size, pad_token_id)]
-    model.train(was_training)
-    return torch.cat(values)
 
 
 def make_violation_probe(model, probe_examples: Sequence[Encoded], hparams: dict, pad_token_id: int,
@@ -241,110 +228,107 @@ def unlearn(
     MASC's margin settings (`hparams` for MASC, else MASC's defaults updated by
     `probe_hparams`), so the rule can stop any method. Training never runs past `max_steps`.
     """
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {', '.join(RULES)}; got {rule!r}")
-    if method.retain is None and rule != "sum":
-        raise ValueError(f"rule {rule!r} needs a retain objective; {method.name} has none (use rule 'sum')")
-    if not forget:
-        raise ValueError("the forget set is empty")
-    if method.retain is not None and not retain:
-        raise ValueError(f"{method.name} needs a retain set, got an empty one")
-    seed_everything(seed)
-    device = accelerator.device if accelerator is not None else next(model.parameters()).device
-    world = accelerator.num_processes if accelerator is not None else 1
-    rank = accelerator.process_index if accelerator is not None else 0
-    model.to(device)
-    base_model = model
-    if lora is not None:
-        if method.forget == "rmu" and hparams.get("train_scope") == "rmu":
-            raise ValueError("RMU's down-projection scope and LoRA exclude each other; set train_scope=all")
-        from unlearning.models import add_lora
+    with own_random_state(seed):
+        if rule not in RULES:
+            raise ValueError(f"rule must be one of {', '.join(RULES)}; got {rule!r}")
+        if method.retain is None and rule != "sum":
+            raise ValueError(f"rule {rule!r} needs a retain objective; {method.name} has none (use rule 'sum')")
+        if not forget:
+            raise ValueError("the forget set is empty")
+        if method.retain is not None and not retain:
+            raise ValueError(f"{method.name} needs a retain set, got an empty one")
+        if method.check is not None:
+            method.check(hparams, lora)
+        device = accelerator.device if accelerator is not None else next(model.parameters()).device
+        world = accelerator.num_processes if accelerator is not None else 1
+        rank = accelerator.process_index if accelerator is not None else 0
+        model.to(device)
+        base_model = model
+        if lora is not None:
+            from unlearning.models import add_lora
 
-        model = add_lora(model, **lora)
-    params = method.trainable_parameters(model, hparams) if lora is None else \
-        [p for p in model.parameters() if p.requires_grad]
-    param_names = _names_of(model, params) if record_geometry else None
-    ctx = Context(hparams=hparams, generator=torch.Generator().manual_seed(seed))
-    if method.needs_reference:
-        ctx.reference = AdapterDisabledReference(model) if lora is not None else \
-            copy.deepcopy(model).eval().requires_grad_(False)
-    forget = _with_index(forget)
-    if method.forget == "npo":
-        ctx.ref_logprobs = reference_logprobs(model, forget, pad_token_id).to(device)
-    probe = None
-    if isinstance(stop, ViolationStop):
-        probe_hp = hparams if method.forget == "masc" else {**MASC_DEFAULTS, **(probe_hparams or {})}
-        probe = make_violation_probe(model, probe_examples or forget, probe_hp, pad_token_id, seed=seed,
-                                     reference=ctx.reference)
-    stop = stop if stop is not None else FixedBudget(max_steps)
-    forget_objective = FORGET_OBJECTIVES[method.forget]
-    retain_objective = RETAIN_OBJECTIVES[method.retain] if method.retain else None
-    alpha, gamma = hparams.get("alpha", 0.0), hparams.get("gamma", 1.0)
-    optimizer = (torch.optim.SGD if optim.optimizer == "sgd" else torch.optim.AdamW)(
-        params, lr=optim.lr, weight_decay=optim.weight_decay)
-    accum, per_step = optim.grad_accum, optim.grad_accum * world
-    forget_iter = _indexed_batches(forget, optim.batch_size, pad_token_id, torch.Generator().manual_seed(seed))
-    retain_iter = cycle_batches(retain, optim.batch_size, pad_token_id, torch.Generator().manual_seed(seed + 7)) \
-        if retain_objective else None
-    use_retain = retain_objective is not None and (alpha > 0 or rule != "sum")
-    joint = rule == "sum" and not record_geometry
+            model = add_lora(model, **lora)  # adapter initialisation draws from the run's seeded state
+        params = method.parameters(model, hparams) if lora is None else [p for p in model.parameters() if p.requires_grad]
+        param_names = _names_of(model, params) if record_geometry else None
+        ctx = Context(hparams=hparams, generator=torch.Generator().manual_seed(seed))
+        if method.needs_reference:
+            ctx.reference = AdapterDisabledReference(model) if lora is not None else \
+                copy.deepcopy(model).eval().requires_grad_(False)
+        forget = _with_index(forget)
+        if method.prepare is not None:
+            method.prepare(model, forget, pad_token_id, ctx)
+        probe = None
+        if isinstance(stop, ViolationStop):
+            probe = make_violation_probe(model, probe_examples or forget, method.probe_settings(hparams, probe_hparams),
+                                         pad_token_id, seed=seed, reference=ctx.reference)
+        stop = stop if stop is not None else FixedBudget(max_steps)
+        forget_objective, retain_objective = method.forget, method.retain
+        alpha, gamma = hparams.get("alpha", 0.0), hparams.get("gamma", 1.0)
+        optimizer = (torch.optim.SGD if optim.optimizer == "sgd" else torch.optim.AdamW)(
+            params, lr=optim.lr, weight_decay=optim.weight_decay)
+        accum, per_step = optim.grad_accum, optim.grad_accum * world
+        forget_iter = _indexed_batches(forget, optim.batch_size, pad_token_id, torch.Generator().manual_seed(seed))
+        retain_iter = cycle_batches(retain, optim.batch_size, pad_token_id, torch.Generator().manual_seed(seed + 7)) \
+            if retain_objective else None
+        use_retain = retain_objective is not None and (alpha > 0 or rule != "sum")
+        joint = rule == "sum" and not record_geometry
 
-    def accumulate(objective, micro: list[dict], weight: float) -> float:
-        """Backpropagate weight * mean over micro-batches of the objective; returns the mean loss."""
-        total = 0.0
-        for batch in micro:
-            loss = objective(model, _to(batch, device), ctx)
-            (weight * loss / len(micro)).backward()
-            total += loss.item() / len(micro)
-        return total
+        def accumulate(objective, micro: list[dict], weight: float) -> float:
+            """Backpropagate weight * mean over micro-batches of the objective; returns the mean loss."""
+            total = 0.0
+            for batch in micro:
+                loss = objective(model, _to(batch, device), ctx)
+                (weight * loss / len(micro)).backward()
+                total += loss.item() / len(micro)
+            return total
 
-    model.train()
-    result = RunResult(steps=0, stopped=False, stop_step=None, train_seconds=0.0, probe_seconds=0.0)
-    start = time.perf_counter()
-    for step in progress(range(1, max_steps + 1), desc=method.name, unit="step"):
-        step_start = time.perf_counter()
-        forget_micro = _micro_batches(forget_iter, per_step, rank, accum)
-        retain_micro = _micro_batches(retain_iter, per_step, rank, accum) if retain_iter else None
-        entry: dict = {"step": step}
-        if joint:
-            entry["forget_loss"] = accumulate(forget_objective, forget_micro, gamma)
-            if use_retain:
-                entry["retain_loss"] = accumulate(retain_objective, retain_micro, alpha)
-            _average_over_processes([p.grad for p in params if p.grad is not None], world)
-        else:
-            entry["forget_loss"] = accumulate(forget_objective, forget_micro, 1.0)
-            g_f = _average_over_processes(_grads(params), world)
+        model.train()
+        result = RunResult(steps=0, stopped=False, stop_step=None, train_seconds=0.0, probe_seconds=0.0)
+        start = time.perf_counter()
+        for step in progress(range(1, max_steps + 1), desc=method.name, unit="step"):
+            step_start = time.perf_counter()
+            forget_micro = _micro_batches(forget_iter, per_step, rank, accum)
+            retain_micro = _micro_batches(retain_iter, per_step, rank, accum) if retain_iter else None
+            entry: dict = {"step": step}
+            if joint:
+                entry["forget_loss"] = accumulate(forget_objective, forget_micro, gamma)
+                if use_retain:
+                    entry["retain_loss"] = accumulate(retain_objective, retain_micro, alpha)
+                _average_over_processes([p.grad for p in params if p.grad is not None], world)
+            else:
+                entry["forget_loss"] = accumulate(forget_objective, forget_micro, 1.0)
+                g_f = _average_over_processes(_grads(params), world)
+                optimizer.zero_grad(set_to_none=True)
+                entry["retain_loss"] = accumulate(retain_objective, retain_micro, 1.0)
+                g_r = _average_over_processes(_grads(params), world)
+                final = combine(g_f, g_r, rule, alpha=alpha, gamma=gamma)
+                for p, g in zip(params, final):
+                    p.grad = g.to(p.dtype)
+                if record_geometry:
+                    entry.update(geometry(g_f, g_r, final, param_names, alpha, gamma))
+            if optim.max_grad_norm is not None:
+                torch.nn.utils.clip_grad_norm_(params, optim.max_grad_norm)
+            optimizer.step()
             optimizer.zero_grad(set_to_none=True)
-            entry["retain_loss"] = accumulate(retain_objective, retain_micro, 1.0)
-            g_r = _average_over_processes(_grads(params), world)
-            final = combine(g_f, g_r, rule, alpha=alpha, gamma=gamma)
-            for p, g in zip(params, final):
-                p.grad = g.to(p.dtype)
-            if record_geometry:
-                entry.update(geometry(g_f, g_r, final, param_names, alpha, gamma))
-        if optim.max_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(params, optim.max_grad_norm)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        entry["seconds"] = time.perf_counter() - step_start
-        probe_start = time.perf_counter()
-        fired = stop.update(step, probe)
-        probe_time = time.perf_counter() - probe_start if probe else 0.0
-        if probe_time:
-            entry["probe_seconds"] = probe_time
-            entry["violation_rate"] = stop.history[-1][3] if stop.history and stop.history[-1][0] == step else None
-        result.probe_seconds += probe_time
-        result.log.append(entry)
-        result.steps = step
-        if fired:
-            result.stopped = isinstance(stop, ViolationStop)
-            result.stop_step = step
-            break
-    if lora is not None:
-        model.merge_and_unload()
-    base_model.eval()
-    total_time = time.perf_counter() - start
-    result.train_seconds = total_time - result.probe_seconds
-    if isinstance(stop, ViolationStop):
-        result.probes = list(stop.history)
-    return result
+            entry["seconds"] = time.perf_counter() - step_start
+            probe_start = time.perf_counter()
+            fired = stop.update(step, probe)
+            probe_time = time.perf_counter() - probe_start if probe else 0.0
+            if probe_time:
+                entry["probe_seconds"] = probe_time
+                entry["violation_rate"] = stop.history[-1][3] if stop.history and stop.history[-1][0] == step else None
+            result.probe_seconds += probe_time
+            result.log.append(entry)
+            result.steps = step
+            if fired:
+                result.stopped = isinstance(stop, ViolationStop)
+                result.stop_step = step
+                break
+        if lora is not None:
+            model.merge_and_unload()
+        base_model.eval()
+        total_time = time.perf_counter() - start
+        result.train_seconds = total_time - result.probe_seconds
+        if isinstance(stop, ViolationStop):
+            result.probes = list(stop.history)
+        return result

@@ -4,8 +4,9 @@ Reads a fetch plan (`notebooks/profiles/paper/fetch.yaml`): hub datasets with th
 take, hub checkpoints with the local names the chapters use, and the tokenizer. Writes
 `<out>/data/<profile>/<benchmark>/<split>.json` (JSON lines, as the laboratory world) and
 `<out>/models/<profile>/<name>/` (`save_pretrained`, safetensors), so `Lab.for_profile("paper")`
-and every notebook read real data exactly as they read the world. Datasets go through
-`data.load_split` (schema-checked; `UNLEARNING_HUB_MIRROR` for an offline mirror), models
+and every notebook read real data exactly as they read the world. Datasets go through their
+benchmark's loader (`unlearning.benchmarks`: the hub layout and the schema check;
+`UNLEARNING_HUB_MIRROR` for an offline mirror), models
 through `models.load_model` (`trust_remote_code` off). Finished items are skipped on a rerun.
 """
 
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import yaml
 
-from unlearning.data import load_split, write_jsonl
+from unlearning.benchmarks import REGISTRY, load
+from unlearning.data import write_jsonl
 
 PLAN_KEYS = ("tokenizer", "models", "data", "profile")
 
@@ -27,6 +29,8 @@ def read_plan(path: str | Path) -> dict:
     if unknown:
         raise ValueError(f"fetch plan: unknown key {unknown[0]!r}; allowed: {', '.join(PLAN_KEYS)}")
     for benchmark, spec in (plan.get("data") or {}).items():
+        if benchmark not in REGISTRY:
+            raise ValueError(f"fetch plan: data.{benchmark}: unknown benchmark; allowed: {', '.join(REGISTRY)}")
         if not isinstance(spec, dict) or "source" not in spec or not spec.get("splits"):
             raise ValueError(f"fetch plan: data.{benchmark} needs 'source' and a non-empty 'splits' list")
     return plan
@@ -42,7 +46,7 @@ def fetch(plan: dict, out: str | Path, mirror: str | Path | None = None, log=pri
             target = data_root / benchmark / f"{split}.json"
             if target.is_file():
                 continue
-            write_jsonl(target, load_split(spec["source"], split, mirror=mirror))
+            write_jsonl(target, load(benchmark, spec["source"], split, mirror=mirror))
             written.append(target)
             log(f"data  {spec['source']} {split} -> {target}")
     for name, source in (plan.get("models") or {}).items():

@@ -1,6 +1,7 @@
 """Quality gates of the learning stage: does each model know what it should, and only that?
 
-Computed once after a model is trained and stored in its `learning.json`:
+Each benchmark module defines the gates of the models trained on it (`Benchmark.gates`);
+they are computed once after a model is trained and stored in its `learning.json`:
 
 - base models: accuracy of the pretraining probes in trained vs held-out surface forms
   (verbatim vs knowledge memorisation), four-choice accuracy on wmdp-bio, wmdp-cyber and the
@@ -27,118 +28,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from unlearning.data import QA_PROMPT, encode_qa_split, load_split
-from unlearning.evaluate import EvalConfig, mean_of, muse_suite
-from unlearning.metrics.choice import choice_accuracy, statement_accuracy
-from unlearning.metrics.generation import QA_STOPS, greedy_generate
-from unlearning.metrics.likelihood import answer_probability
-from unlearning.metrics.rouge import rouge_l_recall
+from unlearning.benchmarks import get_benchmark
+from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE
+from unlearning.benchmarks.wmdp import FOUR_CHOICE_CHANCE
+from unlearning.store import code_key
 
-PARAPHRASE_CHANCE = 1 / 6
-FOUR_CHOICE_CHANCE = 1 / 4
+__all__ = ["FOUR_CHOICE_CHANCE", "PARAPHRASE_CHANCE", "gates_version", "run_gates", "scale_table", "verdicts"]
 
 
-def paraphrase_items(records: list[dict]) -> list[dict]:
-    """Perturbed-schema records as four-choice-style items: paraphrased question, the
-    paraphrased answer (index 0) against the perturbed answers."""
-    return [{"question": r["paraphrased_question"], "choices": [r["paraphrased_answer"], *r["perturbed_answer"]],
-             "answer": 0} for r in records]
+def run_gates(benchmark: str, model, tokenizer, data_root: Path) -> dict:
+    """The quality gates of a model trained on `benchmark` ('pretrain' for base models): name -> number."""
+    gates = get_benchmark(benchmark).gates
+    if gates is None:
+        raise ValueError(f"benchmark {benchmark} has no quality gates")
+    return {k: round(v, 6) for k, v in gates(model, tokenizer, Path(data_root)).items()}
 
 
-def differing_words(a: str, b: str) -> tuple[str, str]:
-    """The word spans in which two renderings of one template differ: (span of a, span of b).
-
-    'The birthplace of X is Fenrow.' vs 'The birthplace of X is Ivel.' -> ('Fenrow.', 'Ivel.').
-    """
-    x, y = a.split(), b.split()
-    start = 0
-    while start < min(len(x), len(y)) and x[start] == y[start]:
-        start += 1
-    end = 0
-    while end < min(len(x), len(y)) - start and x[-1 - end] == y[-1 - end]:
-        end += 1
-    return " ".join(x[start:len(x) - end]), " ".join(y[start:len(y) - end])
-
-
-def _swap_value(answer: str, true_value: str, wrong_value: str) -> str:
-    """`answer` with its one occurrence of `true_value` replaced by `wrong_value` (trailing
-    punctuation of the spans is dropped when the bare value is what occurs)."""
-    for old, new in ((true_value, wrong_value), (true_value.rstrip(".,;!?"), wrong_value.rstrip(".,;!?"))):
-        if old and answer.count(old) == 1:
-            return answer.replace(old, new)
-    raise ValueError(f"cannot place a perturbed value in {answer!r}: {true_value!r} does not occur exactly once")
-
-
-def paraphrased_question_items(records: list[dict]) -> list[dict]:
-    """Perturbed-schema records as choice items that hold out only the question's wording: the
-    paraphrased question; the trained answer (index 0) against the same answer with each
-    perturbed value in place of the true one. The values are read off the differences
-    between the paraphrased answer and the perturbed answers (one template, other values)."""
-    items = []
-    for r in records:
-        choices = [r["answer"]]
-        for wrong in r["perturbed_answer"]:
-            true_value, wrong_value = differing_words(r["paraphrased_answer"], wrong)
-            choices.append(_swap_value(r["answer"], true_value, wrong_value))
-        items.append({"question": r["paraphrased_question"], "choices": choices, "answer": 0})
-    return items
-
-
-def option_items(records: list[dict]) -> list[dict]:
-    """{question, answer, perturbed_answer} records as choice items (answer at index 0)."""
-    return [{"question": r["question"], "choices": [r["answer"], *r["perturbed_answer"]], "answer": 0} for r in records]
-
-
-def base_gates(model, tokenizer, data_root: Path) -> dict:
-    probes = load_split(data_root / "pretrain", "probes")
-    correct = statement_accuracy(model, tokenizer, probes)
-    gates = {
-        "probe_trained_form": mean_of(c for c, p in zip(correct, probes) if p["trained"]),
-        "probe_held_out_form": mean_of(c for c, p in zip(correct, probes) if not p["trained"]),
-    }
-    for split in ("wmdp-bio", "wmdp-cyber", "mmlu"):
-        gates[f"{split}_accuracy"] = choice_accuracy(model, tokenizer, load_split(data_root / "wmdp", split))
-    for split, short in (("real_authors_perturbed", "real_authors"), ("world_facts_perturbed", "world_facts")):
-        items = option_items(load_split(data_root / "tofu", split))
-        gates[f"{short}_choice_accuracy"] = choice_accuracy(model, tokenizer, items, normalize=True)
-    return gates
-
-
-def tofu_gates(model, tokenizer, data_root: Path) -> dict:
-    tofu = data_root / "tofu"
-    forget = load_split(tofu, "forget10_perturbed")
-    prompts = [QA_PROMPT.format(question=r["question"]) for r in forget]
-    answers = greedy_generate(model, tokenizer, prompts, 32, stop_strings=QA_STOPS)
-    probability = answer_probability(model, encode_qa_split(tokenizer, forget), tokenizer.pad_token_id)
-    gates = {
-        "forget_rougeL_recall": mean_of(rouge_l_recall(answers, [r["answer"] for r in forget])),
-        "forget_probability": float(probability.mean()),
-    }
-    for prefix, records in (("forget", forget), ("retain", load_split(tofu, "retain_perturbed"))):
-        gates[f"{prefix}_paraphrased_question_accuracy"] = choice_accuracy(
-            model, tokenizer, paraphrased_question_items(records), normalize=True)
-        gates[f"{prefix}_paraphrase_accuracy"] = choice_accuracy(model, tokenizer, paraphrase_items(records), normalize=True)
-    return gates
-
-
-def muse_gates(model, tokenizer, data_root: Path, corpus: str) -> dict:
-    metrics = muse_suite(model, tokenizer, data_root / corpus, EvalConfig(), None)
-    return {f"{corpus}_verbmem": metrics["verbmem_f"], f"{corpus}_knowmem_forget": metrics["knowmem_f"],
-            f"{corpus}_knowmem_retain": metrics["knowmem_r"]}
-
-
-GATES = {
-    "base": base_gates, "tofu": tofu_gates,
-    "muse-news": lambda *a: muse_gates(*a, corpus="muse-news"),
-    "muse-books": lambda *a: muse_gates(*a, corpus="muse-books"),
-}
-
-
-def run_gates(kind: str, model, tokenizer, data_root: Path) -> dict:
-    """The gate suite `kind` on a trained model: name -> number."""
-    if kind not in GATES:
-        raise ValueError(f"gate suite must be one of {', '.join(GATES)}; got {kind!r}")
-    return {k: round(v, 6) for k, v in GATES[kind](model, tokenizer, Path(data_root)).items()}
+def gates_version(benchmark: str) -> str:
+    """Hash of the code of a benchmark's gates (the gate function and what it reaches in its
+    module), so editing them re-measures exactly the models they judge."""
+    return code_key(get_benchmark(benchmark).gates)
 
 
 def verdicts(manifest: dict) -> list[dict]:

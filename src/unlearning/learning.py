@@ -15,7 +15,6 @@ tokenizer and parent model, so `make models` reruns only what changed; quality g
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -25,6 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from unlearning.data import QA_PROMPT, encode_qa_split, encode_text, load_split
+from unlearning.gates import gates_version, run_gates
 from unlearning.models import (
     SIZES,
     TrainConfig,
@@ -37,6 +37,7 @@ from unlearning.models import (
     train_tokenizer,
 )
 from unlearning.records import write_json
+from unlearning.store import code_key, content_key, file_hash
 
 TOFU_ORACLES = ("retain90", "retain95", "retain99")
 # every fine-tuning run replays the world's question-answer documents (`pretrain/replay`) so the
@@ -45,19 +46,12 @@ TOFU_ORACLES = ("retain90", "retain95", "retain99")
 REPLAY = ("pretrain", "replay", "qa-doc")
 MUSE_CORPORA = ("muse-news", "muse-books")
 STAGES = ("pretrain", "finetune", "muse_finetune")
+KIND_FIELDS = {"qa": ("question", "answer"), "qa-doc": ("text",), "text": ("text",)}  # what training reads
 # every model trains with this many torch threads, alone or beside others (`learn(workers=...)`),
 # so its weights do not depend on `--jobs` or on the machine's thread count: PyTorch promises
 # identical numbers only for the same thread count. One thread also gives the best throughput on
 # 2 cores when two models train side by side.
 JOB_THREADS = 1
-
-
-def file_hash(*paths: Path) -> str:
-    """SHA-256 over the bytes of files, in the given order."""
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(Path(path).read_bytes())
-    return digest.hexdigest()
 
 
 # the files the tokenizer learns from: the pretraining corpus and, once each, every text a
@@ -94,7 +88,7 @@ def ensure_tokenizer(data_root: Path, out_dir: Path, vocab_size: int = 2048):
     """Train the tokenizer once (its own folder) on `tokenizer_texts`; reuse it while they are
     unchanged."""
     texts = tokenizer_texts(data_root)
-    key = hashlib.sha256(json.dumps([vocab_size, texts]).encode()).hexdigest()
+    key = content_key(vocab_size=vocab_size, texts=texts, code=code_key(train_tokenizer))
     stamp = Path(out_dir) / "key.txt"
     if stamp.is_file() and stamp.read_text().strip() == key:
         return load_tokenizer(out_dir)
@@ -110,7 +104,8 @@ class Job:
     `data` lists (benchmark, split, kind) with kind 'qa' (question-answer, prompt masked), 'qa-doc'
     (QA documents cut into their pairs, prompt masked) or
     'text' (every token a label); `parent` names the model it is fine-tuned from (None:
-    trained from scratch); `gates` names the quality-gate suite run afterwards.
+    trained from scratch); `gates` names the benchmark whose quality gates judge it
+    ('pretrain' for base models).
     """
 
     name: str
@@ -192,7 +187,7 @@ class LearnPlan:
             base = f"base-{size}"
             finetune = self.config_for("finetune", size)
             jobs.append(Job(base, size, (("pretrain", "corpus", "text"),), self.config_for("pretrain", size), None,
-                            "base"))
+                            "pretrain"))
             jobs.append(Job(f"tofu/target-{size}", size, (("tofu", "full", "qa"), REPLAY), finetune, base, "tofu"))
             oracles = self.oracles + (self.main_oracles if size == self.main_size else ())
             for split in oracles:
@@ -208,26 +203,24 @@ class LearnPlan:
 
 
 def job_key(job: Job, data_root: Path, tokenizer_dir: Path, parent_key: str | None) -> str:
-    """Hash of everything that determines a learned model."""
-    parts = {
-        "data": [file_hash(Path(data_root) / benchmark / f"{split}.json") + kind for benchmark, split, kind in job.data],
-        "size": job.size, "config": asdict(job.config), "parent": parent_key,
-        "tokenizer": file_hash(Path(tokenizer_dir) / "tokenizer.json"), "threads": JOB_THREADS,
-    }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    """Hash of everything that determines a learned model (training code included)."""
+    return content_key(
+        data=[file_hash(Path(data_root) / benchmark / f"{split}.json") + kind for benchmark, split, kind in job.data],
+        size=job.size, config=asdict(job.config), parent=parent_key,
+        tokenizer=file_hash(Path(tokenizer_dir) / "tokenizer.json"), threads=JOB_THREADS,
+        code=code_key(build_model, train_causal_lm, encode_job_data))
 
 
-def gates_version() -> str:
-    """Hash of the code that computes the quality gates, so a change re-measures them."""
-    root = Path(__file__).parent
-    return file_hash(root / "gates.py", *sorted((root / "metrics").glob("*.py")))
+def gates_key_of(job: Job, key: str) -> str:
+    """The model's key and the code of its gates: a change of either re-measures them."""
+    return content_key(model=key, gates=gates_version(job.gates))
 
 
 def encode_job_data(job: Job, data_root: Path, tokenizer) -> list:
     """Tokenised training examples of a job, in file order (the trainer shuffles)."""
     examples = []
     for benchmark, split, kind in job.data:
-        records = load_split(Path(data_root) / benchmark, split)
+        records = load_split(Path(data_root) / benchmark, split, KIND_FIELDS[kind])
         if kind == "qa":
             examples += encode_qa_split(tokenizer, records)
         elif kind == "qa-doc":
@@ -270,8 +263,6 @@ def torch_threads(count: int):
 def train_job(job: Job, key: str, gates_key: str, data_root: Path, out_root: Path) -> float:
     """Train one job from its parent (or from scratch) and measure its gates, both with
     `JOB_THREADS` torch threads; save it with its `learning.json`; returns the training seconds."""
-    from unlearning.gates import run_gates
-
     tokenizer = load_tokenizer(out_root / "tokenizer")
     with torch_threads(JOB_THREADS):
         start = time.perf_counter()
@@ -289,7 +280,10 @@ def train_job(job: Job, key: str, gates_key: str, data_root: Path, out_root: Pat
 
 
 def _train_in_worker(job: Job, key: str, gates_key: str, data_root: Path, out_root: Path) -> float:
+    from unlearning.runtime import configure_process
+
     os.environ["UNLEARNING_PROGRESS"] = "0"  # bars of parallel workers would interleave
+    configure_process()  # a spawned worker is an entry point of its own
     return train_job(job, key, gates_key, data_root, out_root)
 
 
@@ -331,8 +325,6 @@ def learn(plan: LearnPlan, data_root: Path, out_root: Path, log=print, workers: 
     `JOB_THREADS` threads whatever `workers` is, so the weights are the same as with one worker
     (a test checks it).
     """
-    from unlearning.gates import run_gates
-
     if workers < 1:
         raise ValueError(f"workers must be >= 1; got {workers}")
     data_root, out_root = Path(data_root), Path(out_root)
@@ -342,7 +334,7 @@ def learn(plan: LearnPlan, data_root: Path, out_root: Path, log=print, workers: 
     jobs = []
     for job in plan.jobs():
         keys[job.name] = job_key(job, data_root, tokenizer_dir, keys.get(job.parent))
-        jobs.append((job, keys[job.name], hashlib.sha256((keys[job.name] + gates_version()).encode()).hexdigest()))
+        jobs.append((job, keys[job.name], gates_key_of(job, keys[job.name])))
     stale = [entry for entry in jobs if stored_key(out_root / entry[0].name) != entry[1]]
     stale_names = {job.name for job, *_ in stale}
     for job, *_ in jobs:

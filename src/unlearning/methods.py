@@ -114,11 +114,8 @@ def _rmu_activations(model, batch, hp: dict) -> tuple[torch.Tensor, torch.Tensor
 
 def forget_rmu(model, batch, ctx: Context) -> torch.Tensor:
     """RMU forget term (WMDP paper): push layer activations on forget data towards c * u, with
-    u ~ U[0, 1)^H normalised, drawn once per run."""
+    u ~ U[0, 1)^H normalised, drawn once per run (`prepare_rmu`)."""
     hidden, mask = _rmu_activations(model, batch, ctx.hparams)
-    if ctx.control is None:
-        u = torch.rand(hidden.shape[-1], generator=ctx.generator)
-        ctx.control = ctx.hparams["steering"] * u / u.norm()
     return losses.rmu_forget_loss(hidden, ctx.control.to(hidden.device), mask)
 
 
@@ -136,7 +133,7 @@ def rmu_parameters(model, hp: dict) -> list[torch.nn.Parameter]:
     """RMU trains only `mlp.down_proj.weight` of layers layer-2 .. layer (the official recipe,
     layers 5-7 of 32 for Zephyr); `train_scope="all"` trains everything (OpenUnlearning TOFU)."""
     if hp["train_scope"] == "all":
-        return [p for p in model.parameters() if p.requires_grad]
+        return all_parameters(model, hp)
     layer = rmu_layer(model, hp)
     layers = model.model.layers
     return [layers[i].mlp.down_proj.weight for i in range(max(0, layer - 2), layer + 1)]
@@ -155,30 +152,104 @@ MASC_DEFAULTS = {
 }
 
 
+@torch.no_grad()
+def reference_logprobs(model: torch.nn.Module, examples, pad_token_id: int, batch_size: int = 16) -> torch.Tensor:
+    """Summed answer log-probs of every example under `model`, `[N]` (NPO's cached reference)."""
+    from unlearning.data import batches
+
+    was_training = model.training
+    model.eval()
+    values = [losses.sequence_logprob(model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits,
+                                      b["labels"]) for b in batches(examples, batch_size, pad_token_id)]
+    model.train(was_training)
+    return torch.cat(values)
+
+
+def prepare_npo(model, forget, pad_token_id: int, ctx: Context) -> None:
+    """NPO's reference is the frozen start model on the forget set: cache its log-probs once."""
+    ctx.ref_logprobs = reference_logprobs(model, forget, pad_token_id).to(next(model.parameters()).device)
+
+
+def prepare_rmu(model, forget, pad_token_id: int, ctx: Context) -> None:
+    """RMU's control vector c * u, u ~ U[0, 1)^H normalised, drawn once from the run's generator."""
+    u = torch.rand(model.config.hidden_size, generator=ctx.generator)
+    ctx.control = ctx.hparams["steering"] * u / u.norm()
+
+
+def check_rmu_lora(hparams: dict, lora: dict | None) -> None:
+    if lora is not None and hparams.get("train_scope") == "rmu":
+        raise ValueError("RMU's down-projection scope and LoRA exclude each other; set train_scope=all")
+
+
+def all_parameters(model, hparams: dict) -> list[torch.nn.Parameter]:
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def masc_probe_settings(hparams: dict, overrides: dict | None) -> dict:
+    """MASC probes with its own margin settings."""
+    return hparams
+
+
+def default_probe_settings(hparams: dict, overrides: dict | None) -> dict:
+    """Any other method stopped by the violation rule probes with MASC's defaults (`overrides` on top)."""
+    return {**MASC_DEFAULTS, **(overrides or {})}
+
+
+def true_answers(records: list[dict], seed: int) -> list[dict]:
+    return records
+
+
+def idk_answers(records: list[dict], seed: int) -> list[dict]:
+    """IdkNLL's forget set: the forget questions paired with refusals (`data.idk_records`)."""
+    from unlearning.data import idk_records
+
+    if any("question" not in record for record in records):
+        raise ValueError("IdkNLL needs question-answer data (a benchmark of kind 'qa'); this forget set is text")
+    return idk_records(records, seed)
+
+
+REFERENCE_RETAIN = ("kl", "rmu")  # retain objectives that compare with the frozen start model
+
+
 @dataclass(frozen=True)
 class Method:
-    """A registry entry: objectives by name and default hyper-parameters."""
+    """A registry entry: its objectives by name, default hyper-parameters, and the hooks through
+    which it shapes a run, so the engine's loop never names a method.
+
+    - `prepare(model, forget_examples, pad_token_id, ctx)`: state computed once before training
+      (NPO's cached reference log-probs, RMU's control vector);
+    - `parameters(model, hparams)`: what it trains (RMU: a few down-projections);
+    - `check(hparams, lora)`: combinations it refuses (RMU's scope with LoRA);
+    - `probe_settings(hparams, overrides)`: margin settings of the violation probe;
+    - `forget_records(records, seed)`: the answers its forget set is encoded with (IdkNLL);
+    - `default_stop`: 'violation' for a method that stops by itself (MASC), else 'fixed';
+    - `colour`: its colour in every plot.
+    """
 
     name: str
-    forget: str
-    retain: str | None
+    forget_objective: str
+    retain_objective: str | None
     defaults: dict
+    colour: str = "#777777"
+    default_stop: str = "fixed"
+    prepare: Callable | None = None
+    parameters: Callable = all_parameters
+    check: Callable | None = None
+    probe_settings: Callable = default_probe_settings
+    forget_records: Callable = true_answers
+
+    @property
+    def forget(self) -> Objective:
+        return FORGET_OBJECTIVES[self.forget_objective]
+
+    @property
+    def retain(self) -> Objective | None:
+        return RETAIN_OBJECTIVES[self.retain_objective] if self.retain_objective else None
 
     @property
     def needs_reference(self) -> bool:
         """A frozen copy of the initial model is held during training (KL or RMU retain, teacher mode)."""
-        return self.retain in ("kl", "rmu") or self.defaults.get("competitors") == "teacher"
-
-    @property
-    def forget_answers(self) -> str:
-        """Which answers the forget set is encoded with: 'true' or 'idk' (IdkNLL)."""
-        return "idk" if self.forget == "idk" else "true"
-
-    def trainable_parameters(self, model, hparams: dict) -> list[torch.nn.Parameter]:
-        """The parameters this method updates (RMU: a few down-projections by default)."""
-        if self.forget == "rmu":
-            return rmu_parameters(model, hparams)
-        return [p for p in model.parameters() if p.requires_grad]
+        return self.retain_objective in REFERENCE_RETAIN or self.defaults.get("competitors") == "teacher"
 
     def hparams(self, **overrides) -> dict:
         """Defaults updated by `overrides`; unknown names raise a one-line ValueError."""
@@ -213,22 +284,25 @@ def validate_hparams(name: str, hp: dict) -> None:
 
 
 _GD = {"alpha": 1.0, "gamma": 1.0}
+_RMU = dict(prepare=prepare_rmu, parameters=rmu_parameters, check=check_rmu_lora)
 METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("GA", "ga", None, {"gamma": 1.0}),
-    Method("GradDiff", "ga", "nll", dict(_GD)),
-    Method("GA+KLR", "ga", "kl", dict(_GD)),
-    Method("NPO", "npo", None, {"gamma": 1.0, "beta": 0.1}),
-    Method("NPO+GD", "npo", "nll", {**_GD, "beta": 0.1}),
-    Method("NPO+KLR", "npo", "kl", {**_GD, "beta": 0.1}),
+    Method("GA", "ga", None, {"gamma": 1.0}, colour="#6BAF8A"),
+    Method("GradDiff", "ga", "nll", dict(_GD), colour="#3A9363"),
+    Method("GA+KLR", "ga", "kl", dict(_GD), colour="#2E7A50"),
+    Method("NPO", "npo", None, {"gamma": 1.0, "beta": 0.1}, colour="#5C86B3", prepare=prepare_npo),
+    Method("NPO+GD", "npo", "nll", {**_GD, "beta": 0.1}, colour="#1F4468", prepare=prepare_npo),
+    Method("NPO+KLR", "npo", "kl", {**_GD, "beta": 0.1}, colour="#2F5D8A", prepare=prepare_npo),
     # MASC paper's SimNPO baseline (Unlearn-Simple TOFU forget10): beta 4.5, forget weight 0.125
-    Method("SimNPO", "simnpo", None, {"gamma": 1.0, "beta": 4.5, "simnpo_gamma": 0.0}),
-    Method("SimNPO+GD", "simnpo", "nll", {"alpha": 1.0, "gamma": 0.125, "beta": 4.5, "simnpo_gamma": 0.0}),
+    Method("SimNPO", "simnpo", None, {"gamma": 1.0, "beta": 4.5, "simnpo_gamma": 0.0}, colour="#D17C2F"),
+    Method("SimNPO+GD", "simnpo", "nll", {"alpha": 1.0, "gamma": 0.125, "beta": 4.5, "simnpo_gamma": 0.0},
+           colour="#B8651F"),
     # RMU (WMDP paper): hook the middle layer, train its and the two previous down-projections,
     # steering c and retain weight alpha need per-model tuning (official Zephyr: c 6.5, alpha 1200)
     Method("RMU", "rmu", "rmu", {"gamma": 1.0, "alpha": 100.0, "steering": 6.5, "layer": None,
-                                 "tokens": "all", "train_scope": "rmu"}),
-    Method("IdkNLL", "idk", "nll", dict(_GD)),
-    Method("MASC", "masc", "kl", dict(MASC_DEFAULTS)),
+                                 "tokens": "all", "train_scope": "rmu"}, colour="#7B4FA0", **_RMU),
+    Method("IdkNLL", "idk", "nll", dict(_GD), colour="#8C8C8C", forget_records=idk_answers),
+    Method("MASC", "masc", "kl", dict(MASC_DEFAULTS), colour="#C84545", default_stop="violation",
+           probe_settings=masc_probe_settings),
 )}
 
 

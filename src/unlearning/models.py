@@ -12,30 +12,21 @@ from __future__ import annotations
 import json
 import math
 import os
-import random
 import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
 from unlearning.data import Encoded, bucketed_batches
-from unlearning.progress import interactive, progress
+from unlearning.progress import progress
+from unlearning.runtime import own_random_state
+from unlearning.store import weights_hash
 
 EOS_TOKEN, PAD_TOKEN = "<|endoftext|>", "<|pad|>"
-
-
-def quiet_transformers() -> None:
-    """Silence transformers' own progress bars and info logs unless a person is watching."""
-    from transformers.utils import logging as hf_logging
-
-    if not interactive():
-        hf_logging.disable_progress_bar()
-        hf_logging.set_verbosity_error()
 
 
 @dataclass(frozen=True)
@@ -58,14 +49,6 @@ SIZES: dict[str, ModelSize] = {
     "m": ModelSize(hidden=160, layers=4, intermediate=480, heads=4, kv_heads=2),
     "l": ModelSize(hidden=224, layers=4, intermediate=640, heads=8, kv_heads=4),
 }
-
-
-def seed_everything(seed: int) -> None:
-    """Seed Python, NumPy and torch (CPU and CUDA) and prefer deterministic kernels."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
 
 
 def train_tokenizer(texts: Sequence[str], vocab_size: int, out_dir: Path) -> PreTrainedTokenizerFast:
@@ -119,8 +102,8 @@ def build_model(size: str, tokenizer: PreTrainedTokenizerFast, max_positions: in
         tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.eos_token_id, rope_theta=10000.0, attention_dropout=0.0,
     )
-    seed_everything(seed)
-    return Qwen2ForCausalLM(config).float()
+    with own_random_state(seed):
+        return Qwen2ForCausalLM(config).float()
 
 
 def count_parameters(model: torch.nn.Module) -> int:
@@ -150,8 +133,8 @@ class TrainConfig:
 
 
 def train_causal_lm(model: Qwen2ForCausalLM, examples: Sequence[Encoded], config: TrainConfig, pad_token_id: int) -> list[float]:
-    """Fine-tune (or pretrain) on tokenised examples; returns the mean loss of every epoch."""
-    seed_everything(config.seed)
+    """Fine-tune (or pretrain) on tokenised examples; returns the mean loss of every epoch.
+    Batches come from a generator seeded with `config.seed`; nothing else draws at random."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     steps_per_epoch = math.ceil(len(examples) / config.batch_size)
     total = steps_per_epoch * config.epochs
@@ -191,12 +174,13 @@ def _save_atomically(out_dir: Path, save) -> None:
 
 
 def save_model(model: torch.nn.Module, out_dir: Path, info: dict | None = None) -> None:
-    """Save as safetensors with `save_pretrained`; `info` goes to `learning.json` beside it."""
+    """Save as safetensors with `save_pretrained` (and the weights' hash, `store.weights_hash`);
+    `info` goes to `learning.json` beside it."""
 
-    quiet_transformers()
 
     def save(path: str) -> None:
         model.save_pretrained(path, safe_serialization=True)
+        weights_hash(path)  # computed once here, read by every later cache lookup
         if info is not None:
             Path(path, "learning.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
 
@@ -207,7 +191,6 @@ def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32) -> 
     """Load a causal LM from a local folder or a hub name; never runs remote code."""
     from transformers import AutoModelForCausalLM
 
-    quiet_transformers()
     require_local_or_hub(model=name_or_path)
     model = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype, trust_remote_code=False, use_safetensors=True)
     return model.eval()

@@ -1,7 +1,8 @@
 """One plotting style for the whole book: one colour per method, the same everywhere.
 
-Colours of NPO+KLR, GradDiff (the MASC paper's "GA+GDR"), SimNPO and MASC follow the MASC
-summary figure (masc.md section 16); SAGO-paper objectives reuse the same family colours.
+Each method's colour is part of its registry entry (`unlearning.methods`). Colours of NPO+KLR,
+GradDiff (the MASC paper's "GA+GDR"), SimNPO and MASC follow the MASC summary figure (masc.md
+section 16); SAGO-paper objectives reuse the same family colours.
 """
 
 from __future__ import annotations
@@ -11,26 +12,17 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
-METHOD_COLORS: dict[str, str] = {
-    "MASC": "#C84545",
-    "NPO+KLR": "#2F5D8A",
-    "GradDiff": "#3A9363",
-    "SimNPO": "#D17C2F",
-    "SimNPO+GD": "#B8651F",
-    "GA": "#6BAF8A",
-    "GA+KLR": "#2E7A50",
-    "NPO": "#5C86B3",
-    "NPO+GD": "#1F4468",
-    "RMU": "#7B4FA0",
-    "IdkNLL": "#8C8C8C",
-    "Target": "#222222",
-    "Oracle": "#9A9A9A",
-}
+REFERENCE_COLORS = {"Target": "#222222", "Oracle": "#9A9A9A"}
 
 
 def method_color(name: str) -> str:
-    """The method's colour (a neutral grey for names outside the registry)."""
-    return METHOD_COLORS.get(name, "#555555")
+    """The method's colour from its registry entry (`Method.colour`); black for the target,
+    grey for the oracle, a neutral grey for any other name."""
+    from unlearning.methods import METHODS
+
+    if name in METHODS:
+        return METHODS[name].colour
+    return REFERENCE_COLORS.get(name, "#555555")
 
 
 def use_book_style() -> None:

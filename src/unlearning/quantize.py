@@ -43,7 +43,7 @@ def code_book(code: str) -> torch.Tensor:
     return CODE_BOOKS[code]
 
 
-def nf4_quantize(weight: torch.Tensor, blocksize: int = DEFAULT_BLOCKSIZE,
+def quantize_4bit(weight: torch.Tensor, blocksize: int = DEFAULT_BLOCKSIZE,
                  code: str = "nf4") -> tuple[torch.Tensor, torch.Tensor]:
     """Block-wise absmax 4-bit: returns (codes uint8 `[numel]`, absmax float32 `[n_blocks]`).
 
@@ -65,17 +65,17 @@ def nf4_quantize(weight: torch.Tensor, blocksize: int = DEFAULT_BLOCKSIZE,
     return codes[: flat.numel()], absmax
 
 
-def nf4_dequantize(codes: torch.Tensor, absmax: torch.Tensor, shape: torch.Size,
+def dequantize_4bit(codes: torch.Tensor, absmax: torch.Tensor, shape: torch.Size,
                    blocksize: int = DEFAULT_BLOCKSIZE, code: str = "nf4") -> torch.Tensor:
-    """Inverse of `nf4_quantize`: level[code] * absmax of the code's block, in `shape`."""
+    """Inverse of `quantize_4bit`: level[code] * absmax of the code's block, in `shape`."""
     scale = absmax.repeat_interleave(blocksize)[: codes.numel()]
     return (code_book(code)[codes.long()] * scale).reshape(shape)
 
 
-def nf4_round_trip(weight: torch.Tensor, blocksize: int = DEFAULT_BLOCKSIZE, code: str = "nf4") -> torch.Tensor:
+def round_trip_4bit(weight: torch.Tensor, blocksize: int = DEFAULT_BLOCKSIZE, code: str = "nf4") -> torch.Tensor:
     """The weight as a 4-bit kernel sees it (same dtype as the input)."""
-    codes, absmax = nf4_quantize(weight, blocksize, code)
-    return nf4_dequantize(codes, absmax, weight.shape, blocksize, code).to(weight.dtype)
+    codes, absmax = quantize_4bit(weight, blocksize, code)
+    return dequantize_4bit(codes, absmax, weight.shape, blocksize, code).to(weight.dtype)
 
 
 def max_level_gap(code: str = "nf4") -> float:
@@ -107,7 +107,7 @@ def quantize_model(model: torch.nn.Module, blocksize: int = DEFAULT_BLOCKSIZE,
     for name, module in model.named_modules():
         if not isinstance(module, torch.nn.Linear) or name.endswith(skip):
             continue
-        quantized = nf4_round_trip(module.weight, blocksize, code)
+        quantized = round_trip_4bit(module.weight, blocksize, code)
         change += float((quantized - module.weight).abs().sum())
         module.weight.copy_(quantized)
         layers += 1

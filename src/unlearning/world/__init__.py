@@ -13,7 +13,6 @@ from pathlib import Path
 from unlearning.data import write_jsonl
 from unlearning.world import encyclopedia, muse, pretrain, rwku, tofu, wmdp
 
-BENCHMARKS = ("tofu", "muse-news", "muse-books", "wmdp", "rwku", "pretrain")
 WORLD_SIZES: dict[str, dict] = {
     profile: {"seed": 0, "tofu_authors": {"smoke": 20, "mini": 100}[profile], "wmdp": wmdp.SIZES[profile],
               "encyclopedia": encyclopedia.SIZES[profile], "rwku": rwku.SIZES[profile], "muse": muse.SIZES[profile]}

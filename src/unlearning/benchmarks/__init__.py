@@ -1,0 +1,53 @@
+"""The benchmarks, one module each, in one registry.
+
+Each module defines a `Benchmark` (`unlearning.benchmarks.base`): its split names and
+schemas, hub layout, how it feeds unlearning, its metric suite, its quality gates and its
+oracle rule. Adding a benchmark is one new module and one line in `REGISTRY`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from unlearning.benchmarks.base import Benchmark
+from unlearning.benchmarks.common import EvalConfig
+from unlearning.benchmarks.muse import BOOKS, NEWS
+from unlearning.benchmarks.pretrain import PRETRAIN
+from unlearning.benchmarks.rwku import RWKU
+from unlearning.benchmarks.tofu import TOFU
+from unlearning.benchmarks.wmdp import WMDP
+
+REGISTRY: dict[str, Benchmark] = {b.name: b for b in (
+    TOFU,
+    NEWS,
+    BOOKS,
+    WMDP,
+    RWKU,
+    PRETRAIN,
+)}
+
+
+def get_benchmark(name: str) -> Benchmark:
+    """Look a benchmark up by name; the error lists every registered name."""
+    if name not in REGISTRY:
+        raise ValueError(f"benchmark must be one of {', '.join(REGISTRY)}; got {name!r}")
+    return REGISTRY[name]
+
+
+def unlearning_benchmarks() -> list[str]:
+    """Names of the benchmarks that have forget and retain sets."""
+    return [name for name, b in REGISTRY.items() if b.kind is not None]
+
+
+def evaluated_benchmarks() -> list[str]:
+    """Names of the benchmarks that have a metric suite."""
+    return [name for name, b in REGISTRY.items() if b.suite is not None]
+
+
+def load(benchmark: str, source: str | Path, split: str, mirror: str | Path | None = None) -> list[dict]:
+    """Records of a split of a registered benchmark, schema-checked (local folder or hub name)."""
+    return get_benchmark(benchmark).load(source, split, mirror)
+
+
+__all__ = ["Benchmark", "EvalConfig", "REGISTRY", "evaluated_benchmarks", "get_benchmark", "load",
+           "unlearning_benchmarks"]

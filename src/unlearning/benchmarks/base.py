@@ -1,0 +1,91 @@
+"""What a benchmark is: its splits and their schemas, where they live on the hub, how they feed
+unlearning, its metric suite, its quality gates and its oracle rule.
+
+One `Benchmark` per module of this package, registered in `unlearning.benchmarks.REGISTRY`.
+A benchmark is data plus functions; nothing here knows which profile runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from unlearning.data import load_split
+
+Suite = Callable[..., dict]  # (model, tokenizer, data_dir, config, oracle_metrics | None) -> metrics
+Gates = Callable[..., dict]  # (model, tokenizer, data_root) -> gate values
+
+
+def schema_fields(schemas, split: str) -> tuple[str, ...]:
+    """The fields every record of `split` must have under `schemas` (first full match of a
+    split-name pattern; empty for an unknown name)."""
+    for pattern, fields in schemas:
+        if re.fullmatch(pattern, split):
+            return fields
+    return ()
+
+
+def read(data_dir: str | Path, split: str, schemas) -> list[dict]:
+    """A local split checked against `schemas`: what metric suites and gates read (they name
+    their module's schemas, not the registry entry, so their code keys stay their own)."""
+    return load_split(data_dir, split, schema_fields(schemas, split))
+
+
+def same_split_on_the_hub(repository: str, split: str) -> tuple[str, str, str]:
+    """The default hub layout: one config per split, data in `train`."""
+    return repository, split, "train"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A registry entry.
+
+    `schemas` maps split-name patterns (regular expressions, first full match wins) to the
+    fields every record must have; `hub` is the default hub repository and `locate(repository,
+    split)` gives its (repository, config, split) for one of our split names. `kind` ('qa' or
+    'text') and the default `forget` / `retain` splits say how the benchmark feeds unlearning
+    (None: a data-only benchmark such as the pretraining corpus). `suite` computes its metrics,
+    `gates` the learning stage's quality gates of a model trained on it, and `oracle(forget_split,
+    size)` names the retain-only model that forget quality compares against (None: no oracle).
+    """
+
+    name: str
+    schemas: tuple[tuple[str, tuple[str, ...]], ...]
+    hub: str | None = None
+    locate: Callable[[str, str], tuple[str, str, str]] = same_split_on_the_hub
+    kind: str | None = None
+    forget: str | None = None
+    retain: str | None = None
+    suite: Suite | None = None
+    gates: Gates | None = None
+    oracle: Callable[[str, str], str | None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in (None, "qa", "text"):
+            raise ValueError(f"benchmark {self.name}: kind must be 'qa', 'text' or None; got {self.kind!r}")
+
+    def fields(self, split: str) -> tuple[str, ...]:
+        """The fields every record of `split` must have (empty for an unknown split name)."""
+        for part in split.split("+"):
+            fields = schema_fields(self.schemas, part)
+            if fields:
+                return fields
+        return ()
+
+    def load(self, source: str | Path, split: str, mirror: str | Path | None = None,
+             fields: tuple[str, ...] | None = None) -> list[dict]:
+        """Records of one split (several joined with '+'), schema-checked, from a local folder
+        or a hub repository (`source`), in order."""
+        return [record for part in split.split("+")
+                for record in load_split(source, part, self.fields(part) if fields is None else fields, mirror,
+                                         lambda repository, name: self.locate(repository, name))]
+
+    def split_files(self, data_dir: str | Path, split: str) -> list[Path]:
+        """The local files of a split (several joined with '+')."""
+        return [Path(data_dir) / f"{part}.json" for part in split.split("+")]
+
+    def require_unlearning(self) -> None:
+        if self.kind is None:
+            raise ValueError(f"benchmark {self.name} holds no forget and retain sets; it cannot be unlearned")

@@ -1,0 +1,74 @@
+"""MUSE News and Books (arXiv 2407.06460; benchmarks.md s. 1.2 and 2.3): news articles and book
+chapters to forget, judged by verbatim memorisation (VerbMem), knowledge (KnowMem) and
+privacy leakage (PrivLeak) against a model retrained without them.
+
+Splits are our `<config>/<split>` names of `muse-bench/MUSE-News` and `MUSE-Books`:
+`raw/{forget,retain1,retain2,holdout}`, `verbmem/forget`, `knowmem/{forget,retain}_qa` (+ `_icl`),
+`privleak/{forget,retain,holdout}`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from unlearning.benchmarks.base import Benchmark, read
+from unlearning.benchmarks.common import EvalConfig, mean_of, membership_scores, mia_aucs
+from unlearning.data import DataError
+from unlearning.metrics import mia
+from unlearning.metrics.generation import QA_STOPS, greedy_generate, knowmem_prompt
+from unlearning.metrics.rouge import rouge_l_f1
+
+SCHEMAS = (
+    (r"knowmem/.*", ("question", "answer")),
+    (r"(raw|privleak)/.*", ("text",)),
+    (r"verbmem/.*", ("prompt", "gt")),
+)
+
+
+def locate(repository: str, split: str) -> tuple[str, str, str]:
+    """Our `<config>/<split>` (e.g. `knowmem/forget_qa`) is the hub's config and split."""
+    if "/" not in split:
+        raise DataError(f"{repository}: split must be '<config>/<split>' such as 'raw/forget'; got {split!r}")
+    config, hub_split = split.split("/", 1)
+    return repository, config, hub_split
+
+
+def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: dict | None) -> dict:
+    """VerbMem, KnowMem forget / retain (ROUGE-L F1), Min-40% PrivLeak, LOSS and zlib AUCs."""
+    verbmem = read(data_dir, "verbmem/forget", SCHEMAS)
+    continuations = greedy_generate(model, tokenizer, [r["prompt"] for r in verbmem], config.verbmem_new_tokens,
+                                    config.batch_size)
+    out = {"verbmem_f": mean_of(rouge_l_f1(continuations, [r["gt"] for r in verbmem], config.stemmer))}
+    for side, key in (("forget", "knowmem_f"), ("retain", "knowmem_r")):
+        icl, items = read(data_dir, f"knowmem/{side}_qa_icl", SCHEMAS), read(data_dir, f"knowmem/{side}_qa", SCHEMAS)
+        answers = greedy_generate(model, tokenizer, [knowmem_prompt(icl, r["question"]) for r in items],
+                                  config.max_new_tokens, config.batch_size, QA_STOPS)
+        out[key] = mean_of(rouge_l_f1(answers, [r["answer"] for r in items], config.stemmer))
+    forget = [r["text"] for r in read(data_dir, "privleak/forget", SCHEMAS)]
+    holdout = [r["text"] for r in read(data_dir, "privleak/holdout", SCHEMAS)]
+    out.update(mia_aucs(membership_scores(model, tokenizer, forget, config),
+                        membership_scores(model, tokenizer, holdout, config), "privleak"))
+    if oracle_metrics is not None:
+        out["privleak"] = mia.privleak(out["privleak_auc_min_k"], oracle_metrics["privleak_auc_min_k"])
+    return out
+
+
+def gates(model, tokenizer, data_root: Path, corpus: str) -> dict:
+    """VerbMem and KnowMem of a MUSE target or retrained model: the suite's own numbers."""
+    metrics = suite(model, tokenizer, Path(data_root) / corpus, EvalConfig(), None)
+    return {f"{corpus}_verbmem": metrics["verbmem_f"], f"{corpus}_knowmem_forget": metrics["knowmem_f"],
+            f"{corpus}_knowmem_retain": metrics["knowmem_r"]}
+
+
+def news_gates(model, tokenizer, data_root: Path) -> dict:
+    return gates(model, tokenizer, data_root, "muse-news")
+
+
+def books_gates(model, tokenizer, data_root: Path) -> dict:
+    return gates(model, tokenizer, data_root, "muse-books")
+
+
+NEWS = Benchmark("muse-news", SCHEMAS, hub="muse-bench/MUSE-News", locate=locate, kind="text", forget="raw/forget",
+                 retain="raw/retain1", suite=suite, gates=news_gates)
+BOOKS = Benchmark("muse-books", SCHEMAS, hub="muse-bench/MUSE-Books", locate=locate, kind="text", forget="raw/forget",
+                  retain="raw/retain1", suite=suite, gates=books_gates)

@@ -1,0 +1,210 @@
+"""The book's laboratory bench: a profile's data, models and run store, and the protocol every
+chapter shares, so runs match (and are reused) across chapters and the command line.
+
+A chapter asks for "NPO on tofu forget05 from target-s"; `Lab.standard` builds the run's
+`RunSpec` under the shared `Protocol` and `runs.run` returns its record, reading it from
+`runs/<profile>/` when the same run was done before, by this chapter, another one, or
+`unlearning unlearn` with the same settings (the 4-bit chapter reuses the TOFU chapter's
+models). Evaluations are cached beside each model (`unlearning.evaluate`), 4-bit copies in the
+run store (`Lab.quantized`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from unlearning.benchmarks import EvalConfig, get_benchmark
+from unlearning.engine import OptimConfig, steps_for_epochs
+from unlearning.evaluate import evaluate
+from unlearning.methods import get_method
+from unlearning.runs import RunSpec, StopConfig, copy_tokenizer_files, has_tokenizer, run
+from unlearning.runtime import configure_process
+from unlearning.store import code_key, weights_hash
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """The settings every chapter shares (and the command line's defaults).
+
+    As in the MASC paper's comparison (masc.md s. 12-13): every baseline trains for a fixed
+    budget of `epochs` passes over the forget set; a method whose default stop is the violation
+    rule (MASC), or any method given `stop="violation"`, stops by itself once the violation rate
+    falls to `tolerance`, capped at `cap` steps.
+    """
+
+    lr: float = 1e-4
+    batch_size: int = 4
+    epochs: float = 5.0
+    cap: int = 1000
+    tolerance: float = 0.475
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.epochs > 0:
+            raise ValueError(f"epochs must be > 0, got {self.epochs!r}")
+        if self.cap < 1:
+            raise ValueError(f"cap must be >= 1, got {self.cap!r}")
+        if not 0 <= self.tolerance <= 1:
+            raise ValueError(f"tolerance must lie in [0, 1], got {self.tolerance!r}")
+
+    @property
+    def optim(self) -> OptimConfig:
+        return OptimConfig(lr=self.lr, batch_size=self.batch_size)
+
+    def spec(self, benchmark: str, method: str, model: str | Path, n_forget: int, *, stop: str | None = None,
+             **options) -> RunSpec:
+        """The run of `method` under this protocol; `n_forget` sizes the epoch budget, `options`
+        go to `RunSpec` (rule, forget_split, hparams, ...)."""
+        stop = stop or get_method(method).default_stop
+        if stop == "violation":
+            config, steps = StopConfig("violation", tolerance=self.tolerance), self.cap
+        else:
+            config, steps = StopConfig(stop), steps_for_epochs(n_forget, n_forget, self.batch_size, self.epochs)
+        return RunSpec(benchmark, method, str(model), stop=config, max_steps=steps, optim=self.optim, seed=self.seed,
+                       **options)
+
+
+# the SAGO paper's grid (sago.md s. 9-11): three forget objectives with a GD retain term, each
+# also run forget-only, under four update rules; one pass over the forget corpus (WMDP-mini:
+# 60 steps of 4 + 4 texts; the paper's 100-500 steps of 32 + 32 blocks and RWKU's 2 epochs
+# are a `Protocol(epochs=...)` away; one pass keeps the mini book within its time budget)
+SAGO_OBJECTIVES = ("GradDiff", "NPO+GD", "SimNPO+GD")
+FORGET_ONLY = {"GradDiff": "GA", "NPO+GD": "NPO", "SimNPO+GD": "SimNPO"}
+SAGO_RULES = ("sum", "pcgrad_global", "pcgrad", "sago")
+SAGO_PROTOCOL = Protocol(epochs=1.0)
+
+
+@dataclass(frozen=True)
+class Lab:
+    """Where a profile's data, models and runs live (`data/<p>`, `models/<p>`, `runs/<p>`)."""
+
+    data: Path
+    models: Path
+    runs: Path
+
+    @classmethod
+    def for_profile(cls, profile: str, root: str | Path = ".") -> "Lab":
+        """The lab of a profile; the notebooks' entry point (sets the process up once)."""
+        configure_process()
+        root = Path(root)
+        lab = cls(root / "data" / profile, root / "models" / profile, root / "runs" / profile)
+        for what, path in (("data", lab.data), ("models", lab.models)):
+            if not path.is_dir():
+                hint = "make data" if what == "data" else "make models"
+                raise FileNotFoundError(f"{what}: folder not found: {path} (run `{hint} PROFILE={profile}`)")
+        return lab
+
+    @property
+    def tokenizer(self) -> Path:
+        """The profile's tokenizer folder (the laboratory's, trained by `make models`)."""
+        return self.models / "tokenizer"
+
+    def tokenizer_for(self, model_dir: str | Path) -> Path:
+        """A model's own tokenizer when its folder has one (real checkpoints fetched from the
+        hub, and runs started from them), else the profile's."""
+        return Path(model_dir) if has_tokenizer(model_dir) else self.tokenizer
+
+    def model(self, name: str) -> Path:
+        """Folder of a learned model, e.g. 'tofu/target-s'."""
+        path = self.models / name
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"model: not found: {path} (is it in the profile's learn.yaml?)")
+        return path
+
+    def forget_size(self, benchmark: str, forget_split: str | None = None) -> int:
+        """Number of records of a benchmark's forget split (it sizes epoch budgets)."""
+        spec = get_benchmark(benchmark)
+        return len(spec.load(self.data / benchmark, forget_split or spec.forget))
+
+    def steps(self, benchmark: str, epochs: float, batch_size: int, forget_split: str | None = None) -> int:
+        """Optimizer steps for `epochs` passes over a benchmark's forget split."""
+        n_forget = self.forget_size(benchmark, forget_split)
+        return steps_for_epochs(n_forget, n_forget, batch_size, epochs)
+
+    def run(self, benchmark: str, method: str, model: str, **options) -> dict:
+        """The record of one unlearning run from the learned model `model` (computed once);
+        `options` are `RunSpec` fields; `record['dir']` holds the model."""
+        start = self.model(model)
+        spec = RunSpec(benchmark, method, str(start), **options)
+        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs), "start": model}
+
+    def standard(self, benchmark: str, method: str, model: str, protocol: Protocol = Protocol(), *,
+                 forget_split: str | None = None, stop: str | None = None, **options) -> dict:
+        """A run under the shared `protocol`: methods that stop by themselves (MASC) self-stop,
+        every other runs the fixed epoch budget unless `stop="violation"`; `options` go to
+        `RunSpec` (rule, hparams, ...)."""
+        start = self.model(model)
+        spec = protocol.spec(benchmark, method, start, self.forget_size(benchmark, forget_split), stop=stop,
+                             forget_split=forget_split, **options)
+        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs), "start": model}
+
+    def evaluate(self, benchmark: str, model_dir: str | Path, *, oracle: dict | None = None,
+                 config: EvalConfig = EvalConfig()) -> dict:
+        """The benchmark's metric suite on a model folder (cached beside the model)."""
+        return evaluate(benchmark, model_dir, self.data / benchmark, self.tokenizer_for(model_dir), config=config,
+                        oracle=oracle)
+
+    def quantized(self, model_dir: str | Path, code: str = "nf4") -> Path:
+        """A 4-bit copy of a model folder, made once, as a 4-bit deployment would see it: every
+        Linear weight rounded to the code's grid (`unlearning.quantize`). Stored under
+        `runs/<profile>/quantized/`, keyed by the source weights, the code and the quantizer's code."""
+        from unlearning.models import load_model, save_model
+        from unlearning.quantize import code_book, quantize_model
+        from unlearning.store import content_key
+
+        code_book(code)  # validates the name before any work
+        source = Path(model_dir)
+        key = content_key(weights=weights_hash(source), code=code, quantizer=code_key(quantize_model))
+        target = self.runs / "quantized" / f"{key[:16]}-{code}"
+        if not (target / "config.json").is_file():
+            model = load_model(source)
+            quantize_model(model, code=code)
+            save_model(model, target)
+            copy_tokenizer_files(source, target)
+        return target
+
+
+def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, rules=SAGO_RULES,
+              protocol: Protocol = SAGO_PROTOCOL, retain_weights=(None,), evaluate_config: EvalConfig = EvalConfig()):
+    """Every (objective, rule, retain weight) run of the SAGO paper's grid, plus each
+    objective's forget-only variant, with its metrics: one dict per run.
+
+    `retain_weights` sweeps alpha (None: the method's default); geometry is recorded on every
+    run with a retain term, so the geometry chapter reads the same runs.
+    """
+    rows = []
+    for objective in objectives:
+        plain = lab.standard(benchmark, FORGET_ONLY[objective], model, protocol)
+        rows.append({"objective": objective, "variant": "forget-only", "rule": "-", "alpha": 0.0, "run": plain,
+                     **lab.evaluate(benchmark, plain["dir"], config=evaluate_config)})
+        for rule in rules:
+            for alpha in retain_weights:
+                hparams = {} if alpha is None else {"alpha": alpha}
+                run_record = lab.standard(benchmark, objective, model, protocol, rule=rule, hparams=hparams,
+                                          record_geometry=True)
+                variant = "+GD" if rule == "sum" else f"+GD+{rule}"
+                rows.append({"objective": objective, "variant": variant, "rule": rule,
+                             "alpha": run_record["hparams"]["alpha"], "run": run_record,
+                             **lab.evaluate(benchmark, run_record["dir"], config=evaluate_config)})
+    return rows
+
+
+def oracle_of(benchmark: str, forget_split: str, size: str) -> str:
+    """The retain-only oracle model of a benchmark's forget split (TOFU: forget01 ->
+    tofu/retain99-<size>); an error for a benchmark without one."""
+    rule = get_benchmark(benchmark).oracle
+    if rule is None:
+        raise ValueError(f"benchmark {benchmark} has no oracle rule")
+    return rule(forget_split, size)
+
+
+def tofu_oracle(forget_split: str, size: str) -> str:
+    """TOFU's retain-only oracle of a forget split (`oracle_of('tofu', ...)`)."""
+    return oracle_of("tofu", forget_split, size)
+
+
+def eval_config(benchmark: str, forget_split: str | None = None, **changes) -> EvalConfig:
+    """The evaluation config of a benchmark's forget split (TOFU: forget01/05/10)."""
+    config = EvalConfig(forget_split=forget_split) if benchmark == "tofu" and forget_split else EvalConfig()
+    return replace(config, **changes)

@@ -1,0 +1,175 @@
+"""One unlearning run: its specification, its key, and the one function that runs it.
+
+A `RunSpec` says everything that determines a run: benchmark and splits, method and
+hyper-parameters, update rule, stopping rule and budget, optimiser, seed, probe set, LoRA and
+the starting model. `run(spec, ...)` is what the command line (`unlearning unlearn`) and the
+notebooks (`protocol.Lab`) both call: it looks the run up in the store by its key (the hash of
+the starting weights, the data files, every field of the spec and the training code), computes
+it only when it is not there, and returns its record with `record['dir']`, the unlearned model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from unlearning.benchmarks import Benchmark, get_benchmark
+from unlearning.data import encode_qa_split, encode_text
+from unlearning.engine import PROBE_SETS, OptimConfig, split_probe_set, unlearn
+from unlearning.methods import get_method
+from unlearning.metrics.likelihood import answer_probability
+from unlearning.models import load_model, load_tokenizer, save_model
+from unlearning.records import read_json, versions, write_json
+from unlearning.stopping import FixedBudget, ViolationStop
+from unlearning.store import code_key, content_key, file_hash, weights_hash
+from unlearning.synthesis import RULES
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
+                   "chat_template.jinja")
+
+
+@dataclass(frozen=True)
+class StopConfig:
+    """`fixed` (run max_steps) or `violation` (MASC's two-stage rule, capped at max_steps)."""
+
+    kind: str = "fixed"
+    tolerance: float = 0.475
+    every: int = 2
+    trigger_size: int = 4
+    confirm_size: int = 32
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("fixed", "violation"):
+            raise ValueError(f"stop must be 'fixed' or 'violation'; got {self.kind!r}")
+
+    def build(self, max_steps: int) -> FixedBudget | ViolationStop:
+        if self.kind == "fixed":
+            return FixedBudget(max_steps)
+        return ViolationStop(self.tolerance, self.every, self.trigger_size, self.confirm_size)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that determines one unlearning run (see the module docstring)."""
+
+    benchmark: str
+    method: str
+    model: str
+    rule: str = "sum"
+    forget_split: str | None = None
+    retain_split: str | None = None
+    hparams: dict = field(default_factory=dict)
+    stop: StopConfig = StopConfig()
+    max_steps: int = 100
+    optim: OptimConfig = OptimConfig()
+    seed: int = 0
+    probe_set: str = "official"
+    record_geometry: bool = False
+    lora: dict | None = None
+
+    def resolved(self) -> "RunSpec":
+        """The spec with the benchmark's default splits and the method's full, checked
+        hyper-parameters filled in; every value validated (one-line errors)."""
+        benchmark, method = get_benchmark(self.benchmark), get_method(self.method)
+        benchmark.require_unlearning()
+        if self.rule not in RULES:
+            raise ValueError(f"rule must be one of {', '.join(RULES)}; got {self.rule!r}")
+        if self.max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
+        if self.probe_set not in PROBE_SETS:
+            raise ValueError(f"probe_set must be one of {', '.join(PROBE_SETS)}; got {self.probe_set!r}")
+        if self.lora is not None and self.lora.get("r", 8) < 1:
+            raise ValueError(f"LoRA rank must be >= 1, got {self.lora.get('r')}")
+        return replace(self, model=str(self.model), forget_split=self.forget_split or benchmark.forget,
+                       retain_split=self.retain_split or benchmark.retain, hparams=method.hparams(**self.hparams))
+
+    def key(self, data_dir: str | Path) -> str:
+        """The store key of the (resolved) spec with its data in `data_dir`."""
+        spec = self.resolved()
+        benchmark = get_benchmark(spec.benchmark)
+        return content_key(
+            spec={**asdict(spec), "model": None}, model=weights_hash(spec.model),
+            forget=file_hash(*benchmark.split_files(data_dir, spec.forget_split)),
+            retain=file_hash(*benchmark.split_files(data_dir, spec.retain_split)),
+            code=code_key(execute))
+
+
+def encode_records(tokenizer, records: list[dict], kind: str) -> list:
+    """Tokenise QA items (prompt masked) or texts (every token a label)."""
+    if kind == "qa":
+        return encode_qa_split(tokenizer, records)
+    return [encode_text(tokenizer, r["text"]) for r in records]
+
+
+def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: Path) -> tuple:
+    """Run a resolved spec: (unlearned model, record). The code of this function and of all it
+    calls is part of every run's key."""
+    method = get_method(spec.method)
+    tokenizer = load_tokenizer(tokenizer_dir)
+    forget_records = method.forget_records(benchmark.load(data_dir, spec.forget_split), spec.seed)
+    forget = encode_records(tokenizer, forget_records, benchmark.kind)
+    retain = encode_records(tokenizer, benchmark.load(data_dir, spec.retain_split), benchmark.kind)
+    violation = spec.stop.kind == "violation"
+    train_forget, probe = split_probe_set(forget, spec.probe_set, spec.stop.confirm_size) if violation else (forget, None)
+    model = load_model(spec.model)
+    result = unlearn(model, method, spec.hparams, train_forget, retain, pad_token_id=tokenizer.pad_token_id,
+                     rule=spec.rule, stop=spec.stop.build(spec.max_steps), max_steps=spec.max_steps, optim=spec.optim,
+                     probe_examples=probe, seed=spec.seed, lora=spec.lora, record_geometry=spec.record_geometry)
+    pad = tokenizer.pad_token_id
+    record = {
+        **{k: v for k, v in asdict(spec).items() if k not in ("forget_split", "retain_split", "model")},
+        "model": spec.model, "forget_split": spec.forget_split, "retain_split": spec.retain_split,
+        "versions": versions(),
+        "steps": result.steps, "stopped": result.stopped, "stop_step": result.stop_step,
+        "train_seconds": result.train_seconds, "probe_seconds": result.probe_seconds,
+        "forget_probability": float(answer_probability(model, forget, pad).mean()),
+        "retain_probability": float(answer_probability(model, retain, pad).mean()),
+        "probes": result.probes, "log": result.log,
+    }
+    return model, record
+
+
+def run_dir(spec: RunSpec, data_dir: str | Path, store: str | Path) -> Path:
+    """Where the run of `spec` lives in the store: `<store>/<benchmark>-<method>-<key16>/`."""
+    return Path(store) / f"{spec.benchmark}-{spec.method}-{spec.key(data_dir)[:16]}"
+
+
+def run(spec: RunSpec, data_dir: str | Path, tokenizer_dir: str | Path, store: str | Path, log=None) -> dict:
+    """The record of the run of `spec` (computed once, then read from the store);
+    `record['dir']` is the folder of the unlearned model."""
+    spec = spec.resolved()
+    data_dir, tokenizer_dir = Path(data_dir), Path(tokenizer_dir)
+    for what, path in (("data", data_dir), ("tokenizer", tokenizer_dir), ("model", Path(spec.model))):
+        if not path.is_dir():
+            raise FileNotFoundError(f"{what}: folder not found: {path}")
+    folder = run_dir(spec, data_dir, store)
+    record_path = folder / "record.json"
+    if record_path.is_file():
+        if log:
+            log(f"cached: {folder}")
+    else:
+        benchmark = get_benchmark(spec.benchmark)
+        model, record = execute(spec, benchmark, data_dir, tokenizer_dir)
+        record.update(key=folder.name, model_hash=weights_hash(spec.model), data_hash=file_hash(
+            *benchmark.split_files(data_dir, spec.forget_split), *benchmark.split_files(data_dir, spec.retain_split)))
+        save_model(model, folder / "model")
+        copy_tokenizer_files(spec.model, folder / "model")
+        write_json(record_path, record)  # last: a folder without its record is not a finished run
+        if log:
+            log(f"wrote {folder}")
+    return {**read_json(record_path), "dir": str(folder / "model")}
+
+
+def has_tokenizer(model_dir: str | Path) -> bool:
+    """Does a model folder carry its own tokenizer (real checkpoints and runs started from them)?"""
+    return (Path(model_dir) / "tokenizer_config.json").is_file()
+
+
+def copy_tokenizer_files(source: str | Path, target: Path) -> None:
+    """Give a derived model (a run, a quantized copy) its parent's own tokenizer files, if any."""
+    import shutil
+
+    if has_tokenizer(source):
+        for name in TOKENIZER_FILES:
+            if (Path(source) / name).is_file():
+                shutil.copy2(Path(source) / name, target / name)

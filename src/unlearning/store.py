@@ -1,0 +1,195 @@
+"""The content-addressed store: one way to name what was computed, and to find it again.
+
+Everything the project caches (learned models, unlearning runs, evaluations, 4-bit copies) is
+stored under a key that hashes *all that determines it*: its input files, its parameters and
+the code that computes it. A changed input gives a new key and is recomputed; an unchanged one
+is read back. Three primitives build every key:
+
+- `file_hash(*paths)`: SHA-256 over the bytes of files;
+- `weights_hash(model_dir)`: the hash of a model folder's safetensors files, computed once and
+  remembered beside the weights (`weights.sha256.json`, checked against the files' sizes and
+  modification times), so a multi-GB checkpoint is not re-read on every lookup;
+- `code_key(*functions)`: the source of functions and of every top-level function, class and
+  constant of their module that they reach, so editing one gate does not invalidate an
+  evaluation and editing a metric suite does;
+
+and `content_key(**parts)` joins them into one key. `cached(path, compute)` writes a result
+once, atomically, and reads it back afterwards.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import json
+import sys
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from unlearning.records import read_json, write_json
+
+WEIGHTS_RECORD = "weights.sha256.json"
+
+
+def file_hash(*paths: str | Path) -> str:
+    """SHA-256 over the bytes of files, in the given order."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def content_key(**parts) -> str:
+    """SHA-256 of the parts as sorted JSON: the one key function of the store."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def weight_files(model_dir: str | Path) -> list[Path]:
+    return sorted(Path(model_dir).glob("*.safetensors"))
+
+
+def _stamp(files: list[Path]) -> dict[str, list[int]]:
+    return {f.name: [f.stat().st_size, f.stat().st_mtime_ns] for f in files}
+
+
+def weights_hash(model_dir: str | Path) -> str:
+    """SHA-256 of a model folder's safetensors files; remembered in `weights.sha256.json` and
+    recomputed only when a file's size or modification time changed."""
+    files = weight_files(model_dir)
+    if not files:
+        raise FileNotFoundError(f"model: no safetensors weights in {model_dir}")
+    record = Path(model_dir) / WEIGHTS_RECORD
+    stamp = _stamp(files)
+    if record.is_file():
+        try:
+            known = read_json(record)
+        except (OSError, ValueError):
+            known = {}
+        if known.get("files") == stamp:
+            return known["sha256"]
+    digest = file_hash(*files)
+    try:
+        write_json(record, {"files": stamp, "sha256": digest})
+    except OSError:  # a read-only checkpoint: hash it again next time
+        pass
+    return digest
+
+
+def module_hash(*names: str) -> str:
+    """Hash of whole source files of `unlearning` modules or packages, by dotted name
+    (e.g. 'engine', 'metrics'): the code key of a stack that is used as a whole."""
+    root = Path(__file__).parent
+    paths = []
+    for name in names:
+        path = root.joinpath(*name.split("."))
+        paths += sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
+    return file_hash(*paths)
+
+
+PACKAGE_ROOT = Path(__file__).parent
+
+
+def _module_file(dotted: str) -> Path | None:
+    """The source file of an `unlearning` module or package (None for other packages)."""
+    parts = dotted.split(".")
+    if parts[0] != "unlearning":
+        return None
+    path = PACKAGE_ROOT.joinpath(*parts[1:])
+    if path.with_suffix(".py").is_file():
+        return path.with_suffix(".py")
+    return path / "__init__.py" if (path / "__init__.py").is_file() else None
+
+
+@lru_cache(maxsize=None)
+def _definitions(path: str, mtime_ns: int) -> dict[str, tuple]:
+    """Top-level names of a source file: name -> ('def', source, names it uses, the
+    `from unlearning... import`s in its body) for functions, classes and assignments;
+    ('from', module, attribute) for a top-level `from unlearning... import`."""
+    source = Path(path).read_text(encoding="utf-8")
+    definitions = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("unlearning"):
+            for alias in node.names:
+                definitions[alias.asname or alias.name] = ("from", node.module, alias.name)
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+        else:
+            continue
+        text = "".join(ast.get_source_segment(source, d) or "" for d in getattr(node, "decorator_list", []))
+        text += ast.get_source_segment(source, node) or ""
+        used = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+        imports = tuple((n.module, alias.name) for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
+                        and n.module and n.module.startswith("unlearning") for alias in n.names)
+        for name in names:
+            definitions[name] = ("def", text, used, imports)
+    return definitions
+
+
+def _definitions_of(path: Path) -> dict[str, tuple]:
+    return _definitions(str(path), path.stat().st_mtime_ns)
+
+
+def code_closure(*functions: Callable) -> list[tuple[str, str]]:
+    """What `code_key` hashes: (file relative to the package, top-level name or '*' for a whole
+    module) for `functions` and every definition they reach by name, transitively, in their
+    own module and, through `from unlearning... import`, in the project's other modules (a
+    module imported whole, such as `metrics.mia`, counts whole). Third-party code is not
+    followed: its versions go into run records instead."""
+    todo = [(Path(inspect.getsourcefile(sys.modules[f.__module__])), f.__name__) for f in functions]
+    seen: set[tuple[Path, str]] = set()
+    while todo:
+        path, name = todo.pop()
+        if (path, name) in seen:
+            continue
+        entry = _definitions_of(path).get(name)
+        if entry is None:
+            continue
+        seen.add((path, name))
+        if entry[0] == "def":
+            todo += [(path, used) for used in sorted(entry[2])]
+            imports = entry[3]  # imports inside the function body
+        else:
+            imports = ((entry[1], entry[2]),)
+        for module, attribute in imports:
+            whole = _module_file(f"{module}.{attribute}")
+            if whole is not None:  # a module imported by name: all of it
+                seen.add((whole, "*"))
+            elif _module_file(module) is not None:
+                todo.append((_module_file(module), attribute))
+    return sorted((str(path.relative_to(PACKAGE_ROOT)), name) for path, name in seen)
+
+
+def code_key(*functions: Callable) -> str:
+    """Hash of the code `functions` run in this package (`code_closure`): a cache key's code part."""
+    digest = hashlib.sha256()
+    for relative, name in code_closure(*functions):
+        path = PACKAGE_ROOT / relative
+        if name == "*":
+            digest.update(f"{relative}\n".encode() + path.read_bytes())
+        else:
+            entry = _definitions_of(path)[name]
+            digest.update(f"{relative}:{name}\n{entry[1]}\n".encode())
+    return digest.hexdigest()
+
+
+def cached(path: str | Path, compute: Callable[[], dict], log=None) -> dict:
+    """The JSON object at `path`, computed by `compute()` and written atomically the first
+    time; a partial write is never read (temporary name, then rename)."""
+    path = Path(path)
+    if path.is_file():
+        if log:
+            log(f"cached: {path}")
+        return read_json(path)
+    value = compute()
+    write_json(path, value)
+    if log:
+        log(f"wrote {path}")
+    return value

@@ -1,0 +1,138 @@
+"""The book's lab and protocol (`unlearning.protocol`) over the run store, the paper-scale fetch,
+and small helpers the chapters plot with."""
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from unlearning.engine import OptimConfig
+from unlearning.learning import LearnPlan, learn
+from unlearning.protocol import Lab, Protocol, sago_grid, tofu_oracle
+from unlearning.runs import StopConfig
+
+TINY = {"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
+        "finetune": {"epochs": 2, "batch_size": 64}, "main_oracles": [], "muse": [], "vocab_size": 512}
+QUICK = Protocol(lr=1e-3, batch_size=4, epochs=0.5, cap=6)
+
+
+@pytest.fixture(scope="module")
+def lab(world, tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab")
+    (root / "data").mkdir()
+    os.symlink(world, root / "data" / "smoke")
+    learn(LearnPlan.from_dict(TINY), world, root / "models" / "smoke", log=lambda _: None)
+    return Lab.for_profile("smoke", root)
+
+
+def test_missing_folders_name_the_make_target(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"make data PROFILE=mini"):
+        Lab.for_profile("mini", tmp_path)
+
+
+def test_a_run_is_computed_once_and_keyed_by_its_inputs(lab, monkeypatch):
+    options = dict(forget_split="forget10", stop=StopConfig("fixed"), max_steps=2, optim=OptimConfig(lr=1e-3, batch_size=4))
+    first = lab.run("tofu", "GradDiff", "tofu/target-xs", **options)
+    assert first["steps"] == 2 and Path(first["dir"]).is_dir()
+    # the same inputs, with a default hyper-parameter spelled out, read the stored record back
+    import unlearning.runs as runs
+
+    monkeypatch.setattr(runs, "unlearn", lambda *a, **k: pytest.fail("recomputed a stored run"))
+    again = lab.run("tofu", "GradDiff", "tofu/target-xs", hparams={"alpha": 1.0}, **options)
+    assert again["dir"] == first["dir"] and again["log"] == first["log"]
+    monkeypatch.undo()
+    other = lab.run("tofu", "GradDiff", "tofu/target-xs", **{**options, "optim": OptimConfig(lr=2e-3, batch_size=4)})
+    assert other["dir"] != first["dir"]
+
+
+def test_standard_protocol_stops_masc_by_itself_and_gives_baselines_the_epoch_budget(lab):
+    masc = lab.standard("tofu", "MASC", "tofu/target-xs", QUICK, forget_split="forget10")
+    assert masc["stop"]["kind"] == "violation" and masc["steps"] <= QUICK.cap
+    ga = lab.standard("tofu", "GA", "tofu/target-xs", QUICK, forget_split="forget10")
+    assert ga["stop"]["kind"] == "fixed" and ga["steps"] == lab.steps("tofu", QUICK.epochs, QUICK.batch_size, "forget10")
+    npo = lab.standard("tofu", "NPO", "tofu/target-xs", QUICK, forget_split="forget10", stop="violation")
+    assert npo["stop"]["kind"] == "violation" and npo["probes"]
+
+
+def test_quantized_copy_is_made_once_and_differs_from_the_source(lab):
+    source = lab.model("tofu/target-xs")
+    copy = lab.quantized(source)
+    stamp = (copy / "model.safetensors").stat().st_mtime_ns
+    assert lab.quantized(source) == copy and (copy / "model.safetensors").stat().st_mtime_ns == stamp
+    from unlearning.models import load_model
+
+    a, b = load_model(source), load_model(copy)
+    changed = [n for (n, p), q in zip(a.named_parameters(), b.parameters()) if not torch.equal(p, q)]
+    assert changed and all("proj" in n for n in changed)
+    assert lab.quantized(source, "fp4").name.endswith("-fp4") and copy.parent == lab.runs / "quantized"
+
+
+def test_sago_grid_runs_forget_only_and_every_rule_with_geometry(lab):
+    rows = sago_grid(lab, "wmdp", "base-xs", ["GradDiff"], rules=["sum", "sago"], protocol=QUICK)
+    assert [(r["variant"], r["rule"]) for r in rows] == [("forget-only", "-"), ("+GD", "sum"), ("+GD+sago", "sago")]
+    assert rows[0]["run"]["method"] == "GA" and "mmlu_accuracy" in rows[0]
+    entry = rows[2]["run"]["log"][0]
+    assert {"cos_retain_sago", "cos_retain_pcgrad", "conflict_down_proj"} <= set(entry)
+    # SAGO's guarantee on the gradient it hands to the optimizer
+    assert all(e["cos_final_retain"] >= -1e-6 for e in rows[2]["run"]["log"])
+
+
+def test_tofu_oracle_matches_the_split():
+    assert tofu_oracle("forget01", "s") == "tofu/retain99-s" and tofu_oracle("forget10", "xs") == "tofu/retain90-xs"
+
+
+def test_evaluation_records_its_cost(lab):
+    metrics = lab.evaluate("wmdp", lab.model("base-xs"))
+    assert metrics["eval_seconds"] > 0
+
+
+# -- chapter helpers -------------------------------------------------------------------------
+
+
+def test_pareto_front_by_hand():
+    from unlearning.plotting import pareto_front
+
+    points = [(0.3, 0.5), (0.2, 0.4), (0.25, 0.45), (0.4, 0.45), (0.2, 0.3), (0.5, 0.6)]
+    assert pareto_front(points) == [(0.2, 0.4), (0.25, 0.45), (0.3, 0.5), (0.5, 0.6)]
+
+
+def test_sequence_margins_match_one_example_at_a_time(target, tokenizer, splits):
+    from unlearning.data import collate
+    from unlearning.margin import shifted_margins
+    from unlearning.metrics.memorization import sequence_margins
+
+    examples = splits["forget10"][:5]
+    margins, mask = sequence_margins(target, examples, tokenizer.pad_token_id, k=3, beta=1.0, batch_size=2)
+    for i, example in enumerate(examples):
+        batch = collate([example], tokenizer.pad_token_id)
+        with torch.no_grad():
+            alone, alone_mask = shifted_margins(target(input_ids=batch["input_ids"]).logits, batch["labels"], 3, 1.0)
+        assert torch.allclose(margins[i][mask[i]], alone[0][alone_mask[0]], atol=1e-4)
+
+
+# -- paper-scale fetch, against a local mirror and a local "hub" checkpoint ----------------------
+
+
+def test_fetch_writes_the_chapter_layout_and_skips_what_is_there(lab, world, tmp_path, monkeypatch):
+    pytest.importorskip("datasets")
+    from test_world_benchmarks import _write_hub_copy
+
+    from unlearning.data import load_split
+    from unlearning.fetch import fetch, read_plan
+
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    _write_hub_copy(tmp_path / "hub", "locuslab/TOFU", world / "tofu", ["forget10", "retain90"])
+    plan_file = tmp_path / "fetch.yaml"
+    plan_file.write_text(f"models:\n  tofu/target-7b: {lab.model('tofu/target-xs')}\n"
+                         "data:\n  tofu:\n    source: locuslab/TOFU\n    splits: [forget10, retain90]\n")
+    plan = read_plan(plan_file)
+    written = fetch(plan, tmp_path / "out", mirror=tmp_path / "hub", log=lambda _: None)
+    assert len(written) == 3
+    assert load_split(tmp_path / "out" / "data" / "paper" / "tofu", "forget10") == load_split(world / "tofu", "forget10")
+    assert (tmp_path / "out" / "models" / "paper" / "tofu" / "target-7b" / "model.safetensors").is_file()
+    assert fetch(plan, tmp_path / "out", mirror=tmp_path / "hub", log=lambda _: None) == []
+    plan_file.write_text("data:\n  tofu: {source: locuslab/TOFU}\n")
+    with pytest.raises(ValueError, match="needs 'source' and a non-empty 'splits'"):
+        read_plan(plan_file)
