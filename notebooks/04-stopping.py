@@ -16,10 +16,10 @@
 # # The stopping rule
 #
 # Baselines train for a fixed budget and a practitioner then picks a checkpoint by evaluating
-# several of them. MASC instead measures, every `every` steps, the violation rate $\hat V$ on a
-# few probe sequences (the *trigger*, 4 sequences); only when $\hat V \le$ tolerance does it
-# re-measure on a larger set (the *confirmation*, 32 sequences), and it stops when that also
-# passes. The probes reuse the forget set (the official code's behaviour); `probe_set="holdout"`
+# several of them. MASC instead measures, every few steps, the violation rate $\hat V$ on a
+# few probe sequences (the *trigger*); only when $\hat V \le$ tolerance does it re-measure on a
+# larger set (the *confirmation*), and it stops when that also passes (the sizes used on this page
+# are printed below). The probes reuse the forget set (the official code's behaviour); `probe_set="holdout"`
 # holds them out of training instead. This chapter shows the rule at work, how the tolerance moves
 # the stopping point, and what the fixed-budget alternative with checkpoint selection costs.
 
@@ -48,11 +48,15 @@ config = eval_config("tofu", forget_split)
 oracle = lab.evaluate("tofu", lab.model(oracle_name), config=config)
 base = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
 masc = lab.standard("tofu", "MASC", target, protocol, forget_split=forget_split)
+stop = StopConfig(**masc["stop"])
+display(Markdown(f"Settings of this page: a trigger probe on the first {stop.trigger_size} forget sequences every "
+                 f"{stop.every} steps, a confirmation on the first {stop.confirm_size}, tolerance {stop.tolerance}, "
+                 f"a cap of {protocol.cap} steps; learning rate {protocol.lr:g}, batches of {protocol.batch_size}."))
 
 # %% [markdown]
 # ## One run, probe by probe
 
-# %% mystnb={"figure": {"caption": "MASC on TOFU-mini: the violation rate on the 4 trigger sequences at every probe (line), the 32-sequence confirmations (rings) and the tolerance (dashed). Training stops at the first confirmation at or below the tolerance.", "name": "fig-stop-trace"}} tags=["hide-input"]
+# %% mystnb={"figure": {"caption": "MASC on TOFU-mini: the violation rate on the trigger sequences at every probe (line), the confirmations on the larger set (rings) and the tolerance (dashed). Training stops at the first confirmation at or below the tolerance.", "name": "fig-stop-trace"}} tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(7, 3.6))
 plot_violation_trace(masc["probes"], protocol.tolerance, ax=ax)
 ax.set_title(f"MASC, {forget_split}, target-{size}: stopped at step {masc['stop_step']}")

@@ -19,9 +19,10 @@
 # competitive with GA, GradDiff, NPO {cite}`zhang2024npo`, NPO+KLR, SimNPO {cite}`fan2024simnpo` and RMU at a fraction of their run time,
 # because it stops by itself instead of running a fixed epoch budget.
 #
-# **The protocol** (shared by every chapter, `unlearning.protocol.Protocol`): every method starts from
-# the same TOFU-mini {cite}`maini2024tofu` target, uses AdamW at the same learning rate and batch size; baselines train
-# for 5 epochs over the forget set, MASC stops by itself (tolerance 0.475, capped). Metrics follow
+# **The protocol** (shared by every chapter, `unlearning.protocol.Protocol`; its values are printed
+# below): every method starts from the same TOFU-mini {cite}`maini2024tofu` target and uses AdamW at
+# the same learning rate and batch size; baselines train for a fixed number of epochs over the
+# forget set, MASC stops by itself (capped). Metrics follow
 # TOFU and the MASC paper (appendix): forget-set ROUGE-L recall and answer probability, truth
 # ratio, model utility (harmonic mean of nine retain / real-authors / world-facts numbers), and
 # forget quality (KS test of the truth ratios against the retain-only oracle of the same split).
@@ -44,6 +45,9 @@ from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 use_book_style()
 lab = Lab.for_profile(profile)
 protocol = Protocol()
+display(Markdown(f"Protocol of this page: AdamW at learning rate {protocol.lr:g}, batches of {protocol.batch_size} "
+                 f"forget and {protocol.batch_size} retain examples; baselines train {protocol.epochs:g} epochs over the "
+                 f"forget split; MASC stops at a violation rate of {protocol.tolerance} (at most {protocol.cap} steps)."))
 target = f"tofu/target-{size}"
 rows = []
 for split in forget_splits:
@@ -68,7 +72,7 @@ main_split = forget_splits[-1]
 # forgetting or utility: $1-$ROUGE-L and $1-$Prob on the forget set, the truth ratio, and model
 # utility.
 
-# %% mystnb={"figure": {"caption": "TOFU-mini, largest forget split. Left: wall-clock time of each method's unlearning run (2 CPU cores). Right: radar of 1-ROUGE-L, 1-Prob (forget set), truth ratio and model utility; the target (black) and the retain-only oracle (grey) frame what is possible.", "name": "fig-tofu-figure1"}} tags=["hide-input"]
+# %% mystnb={"figure": {"caption": "TOFU-mini, largest forget split. Left: wall-clock time of each method's unlearning run on the machine that built this page. Right: radar of 1-ROUGE-L, 1-Prob (forget set), truth ratio and model utility; the target (black) and the retain-only oracle (grey) frame what is possible.", "name": "fig-tofu-figure1"}} tags=["hide-input"]
 main = results[results.split == main_split].set_index("method")
 fig = plt.figure(figsize=(11, 4.2))
 bars = fig.add_subplot(1, 2, 1)

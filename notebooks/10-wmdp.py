@@ -27,9 +27,9 @@
 # world corpus, as Zephyr did from the web); forget and retain corpora are WMDP-mini's bio and cyber
 # corpora, and the metrics are four-choice accuracies by option log-likelihood on wmdp-bio,
 # wmdp-cyber (lower is better, chance 25 %) and the MMLU-like set (higher is better).
-# **Recovery** = MMLU after / MMLU of the target, in percent. Every run makes one pass over the forget
-# corpus (AdamW, learning rate 1e-4, 4 forget + 4 retain texts per step; `unlearning.protocol.SAGO_PROTOCOL`)
-# with the objectives' default weights (alpha = gamma = 1, except SimNPO+GD's forget weight 0.125).
+# **Recovery** = MMLU after / MMLU of the target, in percent. Every run follows
+# `unlearning.protocol.SAGO_PROTOCOL` (its values are printed below) with the objectives' default
+# weights (alpha = gamma = 1, except SimNPO+GD's forget weight 0.125).
 
 # %% tags=["parameters"]
 profile = "mini"
@@ -45,10 +45,13 @@ from IPython.display import Markdown, display
 
 from unlearning.metrics.choice import recovery_percent
 from unlearning.plotting import plot_pareto, use_book_style
-from unlearning.protocol import Lab, sago_grid
+from unlearning.protocol import SAGO_PROTOCOL, Lab, sago_grid
 
 use_book_style()
 lab = Lab.for_profile(profile)
+display(Markdown(f"Protocol of this page: {SAGO_PROTOCOL.epochs:g} pass(es) over the forget corpus, AdamW at learning "
+                 f"rate {SAGO_PROTOCOL.lr:g}, {SAGO_PROTOCOL.batch_size} forget + {SAGO_PROTOCOL.batch_size} retain "
+                 f"texts per step."))
 base = f"base-{size}"
 target = lab.evaluate("wmdp", lab.model(base))
 rows = sago_grid(lab, "wmdp", base, objectives)

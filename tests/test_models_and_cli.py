@@ -109,7 +109,6 @@ def test_lora_trains_only_adapters_and_round_trips(target, tokenizer, tmp_path):
 def test_cli_unlearn_on_a_corpus_benchmark_with_profile_suffix(target, tokenizer, tmp_path, capsys, monkeypatch):
     from pathlib import Path
 
-
     monkeypatch.chdir(Path(__file__).resolve().parents[1])  # data/smoke/wmdp is committed
     save_model(target, tmp_path / "target")
     tokenizer.save_pretrained(tmp_path / "tok")

@@ -136,3 +136,16 @@ def test_fetch_writes_the_chapter_layout_and_skips_what_is_there(lab, world, tmp
     plan_file.write_text("data:\n  tofu: {source: locuslab/TOFU}\n")
     with pytest.raises(ValueError, match="needs 'source' and a non-empty 'splits'"):
         read_plan(plan_file)
+
+
+def test_the_command_line_with_a_chapters_settings_reads_that_chapters_record(lab, capsys):
+    from unlearning.cli import main
+
+    chapter = lab.standard("tofu", "MASC", "tofu/target-xs", forget_split="forget10")  # the book's Protocol()
+    assert chapter["stop"]["kind"] == "violation"  # MASC stops by itself by default
+    code = main(["unlearn", "--benchmark", "tofu", "--data", str(lab.data / "tofu"), "--model",
+                 str(lab.model("tofu/target-xs")), "--tokenizer", str(lab.tokenizer), "--method", "MASC",
+                 "--split", "forget10", "--store", str(lab.runs)])
+    assert code == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert out.startswith(f"cached: {Path(chapter['dir']).parent}") and out.strip().endswith(chapter["dir"])

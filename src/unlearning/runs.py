@@ -91,7 +91,7 @@ class RunSpec:
             spec={**asdict(spec), "model": None}, model=weights_hash(spec.model),
             forget=file_hash(*benchmark.split_files(data_dir, spec.forget_split)),
             retain=file_hash(*benchmark.split_files(data_dir, spec.retain_split)),
-            code=code_key(execute))
+            code=code_key(execute, StopConfig))
 
 
 def encode_records(tokenizer, records: list[dict], kind: str) -> list:

@@ -104,6 +104,23 @@ def _module_file(dotted: str) -> Path | None:
     return path / "__init__.py" if (path / "__init__.py").is_file() else None
 
 
+def _used_names(node: ast.AST) -> frozenset[str]:
+    """Names a definition refers to, type annotations left out (they do not run)."""
+    names, stack = set(), [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.Name):
+            names.add(current.id)
+        for field_name, value in ast.iter_fields(current):
+            if field_name in ("annotation", "returns"):
+                continue
+            if isinstance(value, list):
+                stack += [v for v in value if isinstance(v, ast.AST)]
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    return frozenset(names)
+
+
 @lru_cache(maxsize=None)
 def _definitions(path: str, mtime_ns: int) -> dict[str, tuple]:
     """Top-level names of a source file: name -> ('def', source, names it uses, the
@@ -125,7 +142,7 @@ def _definitions(path: str, mtime_ns: int) -> dict[str, tuple]:
             continue
         text = "".join(ast.get_source_segment(source, d) or "" for d in getattr(node, "decorator_list", []))
         text += ast.get_source_segment(source, node) or ""
-        used = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+        used = _used_names(node)
         imports = tuple((n.module, alias.name) for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
                         and n.module and n.module.startswith("unlearning") for alias in n.names)
         for name in names:
@@ -164,14 +181,19 @@ def code_closure(*functions: Callable) -> list[tuple[str, str]]:
                 seen.add((whole, "*"))
             elif _module_file(module) is not None:
                 todo.append((_module_file(module), attribute))
-    return sorted((str(path.relative_to(PACKAGE_ROOT)), name) for path, name in seen)
+    return sorted((_display(path), name) for path, name in seen)
+
+
+def _display(path: Path) -> str:
+    """A file inside the package by its relative path, any other (a user's own benchmark) in full."""
+    return str(path.relative_to(PACKAGE_ROOT)) if path.is_relative_to(PACKAGE_ROOT) else str(path)
 
 
 def code_key(*functions: Callable) -> str:
     """Hash of the code `functions` run in this package (`code_closure`): a cache key's code part."""
     digest = hashlib.sha256()
     for relative, name in code_closure(*functions):
-        path = PACKAGE_ROOT / relative
+        path = PACKAGE_ROOT / relative  # an absolute path stays itself
         if name == "*":
             digest.update(f"{relative}\n".encode() + path.read_bytes())
         else:

@@ -1,0 +1,201 @@
+"""The shape of the package: imports run one way, every cache key covers the code behind it, and
+a benchmark, a method or a metric is added in one module plus one registry line."""
+
+import ast
+import importlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from unlearning.benchmarks import REGISTRY, get_benchmark
+from unlearning.cli import main
+from unlearning.models import save_model
+from unlearning.store import code_closure, code_key
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "unlearning"
+
+
+def _imports() -> dict[str, set[str]]:
+    """Module -> the package modules it imports, at top level or inside functions."""
+    graph = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(("unlearning",) + path.relative_to(PACKAGE).with_suffix("").parts).removesuffix(".__init__")
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("unlearning"):
+                for alias in node.names:  # `from unlearning.metrics import mia` imports the module mia
+                    sub = f"{node.module}.{alias.name}"
+                    deps.add(sub if (PACKAGE / Path(*sub.split(".")[1:])).with_suffix(".py").is_file() else node.module)
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name.startswith("unlearning")}
+        graph[name] = deps - {name}
+    return graph
+
+
+def test_no_import_cycle_inside_the_package():
+    graph = _imports()
+    # a package's __init__ importing its own submodules is how a registry is built, not a cycle
+    graph = {m: {d for d in deps if not d.startswith(m + ".")} for m, deps in graph.items()}
+    state: dict[str, int] = {}
+
+    def visit(module, path):
+        state[module] = 1
+        for dep in sorted(graph.get(module, ())):
+            if state.get(dep) == 1:
+                pytest.fail("import cycle: " + " -> ".join(path[path.index(dep):] + [dep]) if dep in path
+                            else f"import cycle through {dep}")
+            if dep in graph and state.get(dep) is None:
+                visit(dep, path + [dep])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if state.get(module) is None:
+            visit(module, [module])
+
+
+def test_layers_import_downwards_only():
+    """math -> metrics -> benchmarks -> engine -> store -> runs -> protocol -> cli."""
+    graph = _imports()
+    below = {
+        "unlearning.margin": set(), "unlearning.losses": {"unlearning.margin"},
+        "unlearning.metrics": {"unlearning.margin", "unlearning.losses", "unlearning.data"},
+    }
+    for module, deps in graph.items():
+        for layer, allowed in below.items():
+            if module == layer or module.startswith(layer + "."):
+                stray = {d for d in deps if not d.startswith(layer) and d not in allowed}
+                assert not stray, f"{module} imports {stray} from a higher layer"
+    for low in ("unlearning.benchmarks", "unlearning.engine", "unlearning.store"):
+        for module, deps in graph.items():
+            if module == low or module.startswith(low + "."):
+                assert not {d for d in deps if d.startswith(("unlearning.runs", "unlearning.protocol", "unlearning.cli"))}, module
+
+
+def test_a_suite_key_covers_its_code_but_not_its_gates():
+    tofu = get_benchmark("tofu")
+    suite, gates = code_closure(tofu.suite), code_closure(tofu.gates)
+    assert ("benchmarks/tofu.py", "suite") in suite and ("benchmarks/tofu.py", "_tofu_part") in suite
+    assert ("metrics/tofu.py", "*") in suite and ("metrics/generation.py", "greedy_generate") in suite
+    assert ("benchmarks/tofu.py", "gates") not in suite and ("benchmarks/tofu.py", "suite") not in gates
+    muse_gates = code_closure(get_benchmark("muse-news").gates)
+    assert ("benchmarks/muse.py", "suite") in muse_gates  # the MUSE gates are computed by the suite
+
+
+def test_the_run_key_covers_the_training_stack_and_nothing_of_the_suites():
+    from unlearning.runs import execute
+
+    files = {f for f, _ in code_closure(execute)}
+    assert {"engine.py", "losses.py", "margin.py", "synthesis.py", "stopping.py", "methods.py", "runs.py"} <= files
+    assert not any(f.startswith("benchmarks/") for f in files)
+
+
+@pytest.fixture
+def toy_module(tmp_path, monkeypatch):
+    """The toy benchmark copied into a fresh folder (so a test can edit its source) and
+    registered with one line."""
+    shutil.copy(Path(__file__).parent / "toy" / "toy_benchmark.py", tmp_path / "toy_benchmark_copy.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("toy_benchmark_copy")
+    monkeypatch.setitem(REGISTRY, "toy", module.TOY)  # the one registry line
+    yield module, tmp_path / "toy_benchmark_copy.py"
+    sys.modules.pop("toy_benchmark_copy", None)
+
+
+@pytest.fixture
+def toy_world(tmp_path, world):
+    folder = tmp_path / "data" / "toy"
+    folder.mkdir(parents=True)
+    lines = (world / "tofu" / "forget10.json").read_text().splitlines()
+    (folder / "facts.json").write_text("\n".join(lines[:8]) + "\n")
+    (folder / "others.json").write_text("\n".join(lines[8:16]) + "\n")
+    return folder
+
+
+def test_a_toy_benchmark_goes_through_evaluate_and_the_cli(toy_module, toy_world, target, tokenizer, tmp_path, capsys):
+    module, source = toy_module
+    save_model(target, tmp_path / "models" / "target")
+    tokenizer.save_pretrained(tmp_path / "models" / "tokenizer")
+    args = ["evaluate", "--benchmark", "toy", "--data", str(toy_world), "--model", str(tmp_path / "models" / "target")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("wrote") and "facts_probability" in out
+    # editing the toy's gates leaves its evaluation in the store; editing its suite recomputes it
+    text = source.read_text()
+    source.write_text(text.replace('{"knows_facts": ', '{"knows_facts_renamed": '))
+    assert main(args) == 0 and capsys.readouterr().out.startswith("cached")
+    source.write_text(text.replace('{"facts_probability": ', '{"facts_probability_v2": '))
+    assert main(args) == 0 and capsys.readouterr().out.startswith("wrote")
+    # and it unlearns through the same command, under the book's protocol
+    store = tmp_path / "runs"
+    assert main(["unlearn", "--benchmark", "toy", "--data", str(toy_world), "--model", str(tmp_path / "models" / "target"),
+                 "--method", "GA", "--store", str(store)]) == 0, capsys.readouterr().err
+    (record,) = [json.loads(p.read_text()) for p in store.glob("*/record.json")]
+    assert record["benchmark"] == "toy" and record["forget_split"] == "facts" and record["retain_split"] == "others"
+    assert record["steps"] == 5 * 2  # 5 epochs over 8 facts in batches of 4
+
+
+def test_a_method_is_one_registry_entry(target, tokenizer, world, tmp_path, monkeypatch):
+    import torch
+
+    from unlearning import losses
+    from unlearning.methods import FORGET_OBJECTIVES, METHODS, Method
+    from unlearning.runs import RunSpec, run
+
+    def forget_flat(model, batch, ctx):  # a new objective: push every answer token's log-prob down, mean over tokens
+        logprobs, mask = losses.token_logprobs(model(input_ids=batch["input_ids"]).logits, batch["labels"])
+        return logprobs.sum() / mask.sum()
+
+    monkeypatch.setitem(FORGET_OBJECTIVES, "flat", forget_flat)
+    monkeypatch.setitem(METHODS, "Flat", Method("Flat", "flat", "nll", {"alpha": 1.0, "gamma": 1.0}, colour="#000000"))
+    save_model(target, tmp_path / "target")
+    tokenizer.save_pretrained(tmp_path / "tok")
+    record = run(RunSpec("tofu", "Flat", str(tmp_path / "target"), forget_split="forget10", max_steps=2),
+                 world / "tofu", tmp_path / "tok", tmp_path / "runs")
+    assert record["method"] == "Flat" and record["steps"] == 2 and torch.isfinite(torch.tensor(record["log"][-1]["forget_loss"]))
+
+
+def test_gate_code_changes_remeasure_only_the_models_they_judge(world, tmp_path, monkeypatch):
+    import unlearning.learning as learning
+    from unlearning.learning import LearnPlan, learn
+
+    plan = LearnPlan.from_dict({"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
+                                "finetune": {"epochs": 1, "batch_size": 64}, "main_oracles": [], "muse": [],
+                                "vocab_size": 512})
+    learn(plan, world, tmp_path, log=lambda _: None)
+    original = learning.gates_version
+    monkeypatch.setattr(learning, "gates_version", lambda b: original(b) + ("changed" if b == "tofu" else ""))
+    messages = []
+    learn(plan, world, tmp_path, log=messages.append)
+    assert sorted(m for m in messages if not m.startswith("up to date")) == [
+        "re-measured the gates of tofu/retain90-xs", "re-measured the gates of tofu/target-xs"]
+    assert all(not m.startswith("learned") for m in messages)
+
+
+def test_a_quantizer_change_makes_a_new_4bit_copy(tmp_path, target, monkeypatch):
+    import unlearning.protocol as protocol
+    from unlearning.protocol import Lab
+
+    lab = Lab(tmp_path / "data", tmp_path / "models", tmp_path / "runs")
+    save_model(target, tmp_path / "model")
+    first = lab.quantized(tmp_path / "model")
+    assert lab.quantized(tmp_path / "model") == first
+    monkeypatch.setattr(protocol, "code_key", lambda *functions: "another quantizer")
+    second = lab.quantized(tmp_path / "model")
+    assert second != first and (second / "model.safetensors").is_file()
+
+
+def test_code_key_follows_edits_of_a_module(tmp_path, monkeypatch):
+    source = tmp_path / "keyed_module.py"
+    source.write_text("LIMIT = 3\n\n\ndef helper(x):\n    return x + LIMIT\n\n\ndef f(x):\n    return helper(x)\n\n\n"
+                      "def g(x):\n    return x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("keyed_module")
+    before_f, before_g = code_key(module.f), code_key(module.g)
+    import os
+    source.write_text(source.read_text().replace("LIMIT = 3", "LIMIT = 4"))
+    os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 1_000_000))
+    assert code_key(module.f) != before_f and code_key(module.g) == before_g
+    sys.modules.pop("keyed_module", None)
