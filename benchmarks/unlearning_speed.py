@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from unlearning.engine import OptimConfig, steps_for_epochs
-from unlearning.experiments import StopConfig, load_records, run_unlearning
-from unlearning.study import Protocol
+from unlearning.benchmarks import get_benchmark
+from unlearning.protocol import Protocol
+from unlearning.runs import execute
+from unlearning.runtime import configure_process
 
 BASELINES = ("GA", "GradDiff", "NPO", "NPO+KLR", "SimNPO", "RMU", "IdkNLL")
 
@@ -36,26 +37,26 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=book.lr)
     parser.add_argument("--masc-cap", type=int, default=book.cap)
     args = parser.parse_args()
+    configure_process()
 
     model = args.models / "tofu" / f"target-{args.size}"
     tokenizer = args.models / "tokenizer"
-    n_forget = len(load_records(args.data, args.split))
-    budget = steps_for_epochs(n_forget, 0, args.batch_size, args.epochs)
-    optim = OptimConfig(lr=args.lr, batch_size=args.batch_size)
+    tofu = get_benchmark("tofu")
+    n_forget = len(tofu.load(args.data, args.split))
+    protocol = Protocol(lr=args.lr, batch_size=args.batch_size, epochs=args.epochs, cap=args.masc_cap)
     rows = []
-    runs = [("MASC", StopConfig("violation"), args.masc_cap)] + [(m, StopConfig("fixed"), budget) for m in BASELINES]
-    for method, stop, steps in runs:
-        run = run_unlearning(model, tokenizer, args.data, method, forget_split=args.split, stop=stop,
-                             max_steps=steps, optim=optim)
-        result = run.result
-        rows.append({"method": method, "steps": result.steps, "stopped by itself": result.stopped,
-                     "train s": round(result.train_seconds, 1), "probe s": round(result.probe_seconds, 1),
-                     "wall s": round(result.train_seconds + result.probe_seconds, 1),
-                     "forget p": round(run.forget_probability, 3), "retain p": round(run.retain_probability, 3)})
+    for method in ("MASC", *BASELINES):  # computed afresh, never read from the run store
+        spec = protocol.spec("tofu", method, model, n_forget, forget_split=args.split).resolved()
+        _, record = execute(spec, tofu, args.data, tokenizer)
+        rows.append({"method": method, "steps": record["steps"], "stopped by itself": record["stopped"],
+                     "train s": round(record["train_seconds"], 1), "probe s": round(record["probe_seconds"], 1),
+                     "wall s": round(record["train_seconds"] + record["probe_seconds"], 1),
+                     "forget p": round(record["forget_probability"], 3),
+                     "retain p": round(record["retain_probability"], 3)})
     table = pd.DataFrame(rows).set_index("method")
     table["x MASC time"] = (table["wall s"] / table.loc["MASC", "wall s"]).round(2)
     print(f"tofu-mini {args.split}, target-{args.size}, batch {args.batch_size}, lr {args.lr}, "
-          f"baselines {args.epochs:g} epochs = {budget} steps")
+          f"baselines {args.epochs:g} epochs = {int(table.drop('MASC')['steps'].max())} steps")
     print(table.to_string())
 
 
