@@ -47,3 +47,43 @@ def test_two_processes_equal_one_process_with_accumulation(world, target, tokeni
         assert torch.allclose(ddp[name], value, atol=1e-6), name
         moved = max(moved, float((value - target.state_dict()[name]).abs().max()))
     assert moved > 1e-4  # the runs really trained
+
+
+def _store_runs(store: Path) -> list[Path]:
+    return sorted(p.parent for p in store.glob("*/record.json"))
+
+
+def test_accelerate_launch_of_the_cli_writes_one_run_equal_to_one_process(world, target, tokenizer, tmp_path):
+    """`accelerate launch` of `unlearning unlearn` as two CPU processes: they form one group
+    (gloo), share every global batch, and the main process alone writes one model and one record,
+    equal to a single process that accumulates the same global batch. accelerate 1.x starts a
+    single process for `--cpu --num_processes 2` unless MPI is set up, so the group is launched
+    with its torchrun launcher (`--multi_gpu`) and `--device cpu` (gloo, no GPU needed)."""
+    from unlearning.cli import main
+
+    save_model(target, tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "tok")
+    common = ["unlearn", "--data", str(world / "tofu"), "--model", str(tmp_path / "model"), "--tokenizer",
+              str(tmp_path / "tok"), "--method", "NPO+GD", "--rule", "sago", "--max-steps", "3", "--batch-size", "2",
+              "--lr", "1e-2", "--optimizer", "sgd", "--device", "cpu"]
+    assert main(common + ["--grad-accum", "2", "--store", str(tmp_path / "one")]) == 0
+    launch = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+              "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
+              "-m", "unlearning.cli"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "UNLEARNING_PROGRESS": "0"}
+    done = subprocess.run(launch + common + ["--store", str(tmp_path / "two")], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("NPO+GD (sago) on tofu: 3 steps") == 1  # the main process reports, once
+    (one,), (two,) = _store_runs(tmp_path / "one"), _store_runs(tmp_path / "two")
+    assert sorted(p.name for p in (tmp_path / "two").iterdir()) == [two.name]  # one run folder, nothing else
+    a, b = json.loads((one / "record.json").read_text()), json.loads((two / "record.json").read_text())
+    assert a["runtime"]["processes"] == 1 and b["runtime"]["processes"] == 2 and b["optim"]["grad_accum"] == 1
+    for x, y in zip(a["log"], b["log"]):
+        assert x["forget_loss"] == pytest.approx(y["forget_loss"], rel=1e-5)
+        assert x["retain_loss"] == pytest.approx(y["retain_loss"], rel=1e-5)
+    single, group = load_file(str(one / "model" / "model.safetensors")), load_file(str(two / "model" / "model.safetensors"))
+    assert single.keys() == group.keys()
+    for name in single:
+        assert torch.allclose(single[name], group[name], atol=1e-6), name
+    assert max(float((single[n] - target.state_dict()[n]).abs().max()) for n in single) > 1e-4  # it trained

@@ -149,3 +149,33 @@ def test_the_command_line_with_a_chapters_settings_reads_that_chapters_record(la
     assert code == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert out.startswith(f"cached: {Path(chapter['dir']).parent}") and out.strip().endswith(chapter["dir"])
+
+
+def test_a_bfloat16_run_completes_records_its_dtype_and_is_stored_apart(lab):
+    from safetensors import safe_open
+
+    from unlearning.protocol import Lab
+    from unlearning.runtime import Runtime
+
+    options = dict(forget_split="forget10", max_steps=2, optim=OptimConfig(lr=1e-3, batch_size=4))
+    half = Lab(lab.data, lab.models, lab.runs, Runtime("cpu", "bfloat16")).run("tofu", "GradDiff", "tofu/target-xs",
+                                                                              **options)
+    full = lab.run("tofu", "GradDiff", "tofu/target-xs", **options)
+    assert half["runtime"] == {"device": "cpu", "dtype": "bfloat16", "processes": 1} and half["steps"] == 2
+    assert half["dir"] != full["dir"] and full["runtime"]["dtype"] == "float32"
+    with safe_open(str(Path(half["dir"]) / "model.safetensors"), "pt") as weights:
+        assert weights.get_tensor(next(iter(weights.keys()))).dtype == torch.bfloat16
+    assert all(torch.isfinite(torch.tensor(e["forget_loss"])) for e in half["log"])
+
+
+def test_a_lora_run_through_the_lab_and_through_the_cli_is_one_record(lab, capsys):
+    pytest.importorskip("peft")
+    from unlearning.cli import main
+
+    chapter = lab.standard("tofu", "NPO+KLR", "tofu/target-xs", forget_split="forget10", lora={"r": 4})
+    assert chapter["lora"] == {"r": 4}
+    code = main(["unlearn", "--benchmark", "tofu", "--data", str(lab.data / "tofu"), "--model",
+                 str(lab.model("tofu/target-xs")), "--tokenizer", str(lab.tokenizer), "--method", "NPO+KLR",
+                 "--split", "forget10", "--lora-rank", "4", "--store", str(lab.runs)])
+    assert code == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith(f"cached: {Path(chapter['dir']).parent}")

@@ -74,10 +74,20 @@ def _add_unlearn(sub) -> None:
     p.add_argument("--batch-size", type=int, default=book.batch_size,
                    help=f"forget and retain examples per micro-batch (default {book.batch_size})")
     p.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimizer step (default 1)")
+    p.add_argument("--optimizer", default="adamw", help="adamw (default, the papers') or sgd (updates proportional to "
+                                                        "the combined gradient)")
     p.add_argument("--lora-rank", type=int, help="train LoRA adapters of this rank instead of all weights")
     p.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE", help="method hyper-parameters, e.g. rho=0.7 k=10")
     p.add_argument("--seed", type=int, default=book.seed)
     p.add_argument("--store", type=Path, help="run store (default runs/<profile> for a suffixed --benchmark, else runs)")
+    _add_runtime(p)
+
+
+def _add_runtime(p) -> None:
+    from unlearning.runtime import DEVICES, DTYPES
+
+    p.add_argument("--device", default="auto", help=f"one of {', '.join(DEVICES)} (default auto: a GPU when there is one)")
+    p.add_argument("--dtype", default="float32", help=f"one of {', '.join(DTYPES)} (default float32)")
 
 
 def _add_evaluate(sub) -> None:
@@ -91,6 +101,7 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: found beside the model)")
     p.add_argument("--oracle", type=Path, help="retain-only model folder: adds forget quality and PrivLeak")
     p.add_argument("--split", default="forget10", help="TOFU forget split (default forget10)")
+    _add_runtime(p)
 
 
 def _add_fetch(sub) -> None:
@@ -210,14 +221,16 @@ def _unlearn_spec(args, benchmark: str, data: Path):
                          probe_set=args.probe_set, lora={"r": args.lora_rank} if args.lora_rank else None)
     if args.max_steps is not None:
         spec = replace(spec, max_steps=args.max_steps)
-    if args.grad_accum != 1:
-        spec = replace(spec, optim=replace(spec.optim, grad_accum=args.grad_accum))
+    if args.grad_accum != 1 or args.optimizer != "adamw":
+        spec = replace(spec, optim=replace(spec.optim, grad_accum=args.grad_accum, optimizer=args.optimizer))
     return spec.resolved()
 
 
 def cmd_unlearn(args) -> None:
     from unlearning.runs import run
+    from unlearning.runtime import Runtime
 
+    runtime = Runtime(args.device, args.dtype)
     benchmark, data, profile = _benchmark_and_data(args)
     spec = _unlearn_spec(args, benchmark, data)  # every value checked before any folder is touched
     if not args.model.is_dir():
@@ -226,14 +239,17 @@ def cmd_unlearn(args) -> None:
     if not Path(tokenizer).is_dir():
         raise ValueError(f"--tokenizer: folder not found: {tokenizer}")
     store = args.store or (Path("runs") / profile if profile else Path("runs"))
-    record = run(spec, data, tokenizer, store, log=lambda message: print(message, flush=True))
-    print(f"{args.method} ({spec.rule}) on {benchmark}: {record['steps']} steps, stopped={record['stopped']}, "
-          f"forget p={record['forget_probability']:.3f}, retain p={record['retain_probability']:.3f} -> {record['dir']}")
+    say = (lambda message: print(message, flush=True)) if runtime.is_main else (lambda message: None)
+    record = run(spec, data, tokenizer, store, log=say, runtime=runtime)
+    say(f"{args.method} ({spec.rule}) on {benchmark}: {record['steps']} steps, stopped={record['stopped']}, "
+        f"forget p={record['forget_probability']:.3f}, retain p={record['retain_probability']:.3f} -> {record['dir']}")
 
 
 def cmd_evaluate(args) -> None:
     from unlearning.evaluate import EvalConfig, evaluate
+    from unlearning.runtime import Runtime
 
+    runtime = Runtime(args.device, args.dtype)
     benchmark, data, _ = _benchmark_and_data(args)
     if not args.model.is_dir():
         raise ValueError(f"--model: folder not found: {args.model}")
@@ -243,9 +259,9 @@ def cmd_evaluate(args) -> None:
     if args.oracle is not None:
         if not args.oracle.is_dir():
             raise ValueError(f"--oracle: folder not found: {args.oracle}")
-        oracle = evaluate(benchmark, args.oracle, data, tokenizer, config=config)
+        oracle = evaluate(benchmark, args.oracle, data, tokenizer, config=config, runtime=runtime)
     metrics = evaluate(benchmark, args.model, data, tokenizer, config=config, oracle=oracle,
-                       log=lambda message: print(message, flush=True))
+                       log=lambda message: print(message, flush=True), runtime=runtime)
     for name, value in metrics.items():
         if not isinstance(value, list):
             print(f"{name:32s} {value:.4f}" if isinstance(value, float) else f"{name:32s} {value}")

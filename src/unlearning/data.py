@@ -111,11 +111,29 @@ class Encoded:
     labels: list[int]
 
 
+def uses_chat_template(tokenizer) -> bool:
+    """Does the tokenizer carry a chat template (a real instruction-tuned checkpoint)?"""
+    return bool(getattr(tokenizer, "chat_template", None))
+
+
+def qa_prompt(tokenizer, question: str, template: str = QA_PROMPT) -> str:
+    """The prompt of a question: the checkpoint's own chat template (user turn, then the start of
+    the assistant turn) when the tokenizer has one, else `template` ('Question: ...\nAnswer:',
+    the laboratory's format)."""
+    if uses_chat_template(tokenizer):
+        return tokenizer.apply_chat_template([{"role": "user", "content": question}], tokenize=False,
+                                             add_generation_prompt=True)
+    return template.format(question=question)
+
+
 def encode_qa(tokenizer, question: str, answer: str, max_length: int = 128, template: str = QA_PROMPT,
               eos: bool = True) -> Encoded:
-    """Prompt + ' answer' (+ EOS); labels are -100 on the prompt and the ids on the answer."""
-    prompt_ids = tokenizer(template.format(question=question), add_special_tokens=False)["input_ids"]
-    answer_ids = tokenizer(" " + answer, add_special_tokens=False)["input_ids"] + ([tokenizer.eos_token_id] if eos else [])
+    """Prompt + answer (+ EOS); labels are -100 on the prompt and the ids on the answer. With the
+    laboratory format the answer follows 'Answer:' after a space; with a chat template it is the
+    assistant's turn, ended by the checkpoint's EOS (e.g. SmolLM2's `<|im_end|>`)."""
+    prompt_ids = tokenizer(qa_prompt(tokenizer, question, template), add_special_tokens=False)["input_ids"]
+    answer_text = answer if uses_chat_template(tokenizer) else " " + answer
+    answer_ids = tokenizer(answer_text, add_special_tokens=False)["input_ids"] + ([tokenizer.eos_token_id] if eos else [])
     ids = (prompt_ids + answer_ids)[:max_length]
     labels = ([IGNORE_INDEX] * len(prompt_ids) + answer_ids)[:max_length]
     if all(label == IGNORE_INDEX for label in labels):
@@ -158,6 +176,12 @@ def batches(examples: Sequence[Encoded], batch_size: int, pad_token_id: int, gen
     order = list(order)
     for start in range(0, len(order), batch_size):
         yield collate([examples[i] for i in order[start:start + batch_size]], pad_token_id)
+
+
+def on_device(batch: dict, model) -> dict:
+    """A collated batch moved to the device of `model`'s parameters."""
+    device = next(model.parameters()).device
+    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
 
 
 def cycle_batches(examples: Sequence[Encoded], batch_size: int, pad_token_id: int, generator: torch.Generator):

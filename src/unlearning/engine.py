@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from unlearning.data import Encoded, batches, collate, cycle_batches
+from unlearning.data import Encoded, batches, collate, cycle_batches, on_device
 from unlearning.margin import tau_from_rho, violation_fractions
 from unlearning.methods import Context, Method, masc_margins
 from unlearning.progress import progress
@@ -115,7 +115,7 @@ def make_violation_probe(model, probe_examples: Sequence[Encoded], hparams: dict
         model.eval()
         fractions = []
         for batch in batches(probe_examples[:n], batch_size, pad_token_id):
-            margins, mask = masc_margins(model, batch, hparams, reference, generator)
+            margins, mask = masc_margins(model, on_device(batch, model), hparams, reference, generator)
             fractions.append(violation_fractions(margins, mask, tau))
         model.train(was_training)
         return float(torch.cat(fractions).mean())  # macro average over sequences
@@ -274,13 +274,16 @@ def unlearn(
         joint = rule == "sum" and not record_geometry
 
         def accumulate(objective, micro: list[dict], weight: float) -> float:
-            """Backpropagate weight * mean over micro-batches of the objective; returns the mean loss."""
+            """Backpropagate weight * mean over micro-batches of the objective; returns the mean loss
+            over the whole global batch (all processes)."""
             total = 0.0
             for batch in micro:
                 loss = objective(model, _to(batch, device), ctx)
                 (weight * loss / len(micro)).backward()
                 total += loss.item() / len(micro)
-            return total
+            if world == 1:
+                return total
+            return float(_average_over_processes([torch.tensor([total], dtype=torch.float64, device=device)], world)[0])
 
         model.train()
         result = RunResult(steps=0, stopped=False, stop_step=None, train_seconds=0.0, probe_seconds=0.0)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from unlearning.benchmarks import EvalConfig, evaluated_benchmarks, get_benchmark
 from unlearning.models import load_model, load_tokenizer
+from unlearning.runtime import Runtime
 from unlearning.store import cached, code_key, content_key, file_hash, weights_hash
 
 __all__ = ["EvalConfig", "cache_key", "evaluate", "suite_version"]
@@ -31,28 +32,33 @@ def suite_version(benchmark: str) -> str:
     return code_key(get_benchmark(benchmark).suite, load_model, load_tokenizer)
 
 
-def cache_key(benchmark: str, model_dir: Path, data_dir: Path, config: EvalConfig, oracle: dict | None) -> str:
+def cache_key(benchmark: str, model_dir: Path, data_dir: Path, config: EvalConfig, oracle: dict | None,
+              runtime: Runtime = Runtime()) -> str:
     return content_key(benchmark=benchmark, weights=weights_hash(model_dir),
                        data=file_hash(*sorted(Path(data_dir).rglob("*.json"))), config=asdict(config),
-                       code=suite_version(benchmark), oracle=oracle)
+                       code=suite_version(benchmark), oracle=oracle,
+                       runtime={k: v for k, v in runtime.describe().items() if k != "processes"})
 
 
 def evaluate(benchmark: str, model_dir: str | Path, data_dir: str | Path, tokenizer_dir: str | Path, *,
-             config: EvalConfig = EvalConfig(), oracle: dict | None = None, log=None) -> dict:
-    """Metrics of `benchmark` for the model in `model_dir`, read from the store when the key
-    matches, else computed and written atomically next to the model."""
+             config: EvalConfig = EvalConfig(), oracle: dict | None = None, log=None,
+             runtime: Runtime = Runtime()) -> dict:
+    """Metrics of `benchmark` for the model in `model_dir` on `runtime` (device and dtype), read
+    from the store when the key matches, else computed and written atomically next to the model."""
     if benchmark not in evaluated_benchmarks():
         raise ValueError(f"benchmark must be one of {', '.join(evaluated_benchmarks())}; got {benchmark!r}")
     model_dir, data_dir = Path(model_dir), Path(data_dir)
     if not data_dir.is_dir():
         raise FileNotFoundError(f"data: folder not found: {data_dir}")
-    key = cache_key(benchmark, model_dir, data_dir, config, oracle)
+    key = cache_key(benchmark, model_dir, data_dir, config, oracle, runtime)
 
     def compute() -> dict:
         start = time.perf_counter()
-        model, tokenizer = load_model(model_dir), load_tokenizer(tokenizer_dir)
+        model = load_model(model_dir, runtime.torch_dtype, runtime.device_type)
+        tokenizer = load_tokenizer(tokenizer_dir)
         metrics = get_benchmark(benchmark).suite(model, tokenizer, data_dir, config, oracle)
         metrics["eval_seconds"] = time.perf_counter() - start  # what one evaluation costs (checkpoint selection)
-        return {"key": key, "benchmark": benchmark, "config": asdict(config), "metrics": metrics}
+        return {"key": key, "benchmark": benchmark, "config": asdict(config), "runtime": runtime.describe(),
+                "metrics": metrics}
 
     return cached(model_dir / "metrics" / f"{benchmark}-{key[:16]}.json", compute, log)["metrics"]

@@ -123,6 +123,7 @@ def suffix_mask(
     # r and r * L in float64, as the official code's Python floats: in float32 a fixed r = 0.7
     # with L = 170 floors to 119 instead of 118
     r = cut_min + (cut_max - cut_min) * torch.rand(mask.shape[0], generator=generator, dtype=torch.float64)
+    r = r.to(mask.device)  # drawn on the CPU generator, used where the mask lives
     cut = torch.floor(r * lengths.double()).long()
     cut = torch.maximum(cut, torch.full_like(cut, min_prefix))
     cut = torch.minimum(cut, lengths - min_suffix)

@@ -155,12 +155,15 @@ MASC_DEFAULTS = {
 @torch.no_grad()
 def reference_logprobs(model: torch.nn.Module, examples, pad_token_id: int, batch_size: int = 16) -> torch.Tensor:
     """Summed answer log-probs of every example under `model`, `[N]` (NPO's cached reference)."""
-    from unlearning.data import batches
+    from unlearning.data import batches, on_device
 
     was_training = model.training
     model.eval()
-    values = [losses.sequence_logprob(model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits,
-                                      b["labels"]) for b in batches(examples, batch_size, pad_token_id)]
+    values = []
+    for batch in batches(examples, batch_size, pad_token_id):
+        batch = on_device(batch, model)
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+        values.append(losses.sequence_logprob(logits, batch["labels"]))
     model.train(was_training)
     return torch.cat(values)
 

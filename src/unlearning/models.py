@@ -187,13 +187,15 @@ def save_model(model: torch.nn.Module, out_dir: Path, info: dict | None = None) 
     _save_atomically(Path(out_dir), save)
 
 
-def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32) -> Qwen2ForCausalLM:
-    """Load a causal LM from a local folder or a hub name; never runs remote code."""
+def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32,
+               device: str | torch.device = "cpu") -> Qwen2ForCausalLM:
+    """Load a causal LM (safetensors only, never remote code) from a local folder or a hub name,
+    in `dtype`, on `device`, in eval mode."""
     from transformers import AutoModelForCausalLM
 
     require_local_or_hub(model=name_or_path)
     model = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype, trust_remote_code=False, use_safetensors=True)
-    return model.eval()
+    return model.to(device).eval()
 
 
 def size_info(model: torch.nn.Module, size: str) -> dict:

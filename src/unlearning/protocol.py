@@ -19,7 +19,7 @@ from unlearning.engine import OptimConfig, steps_for_epochs
 from unlearning.evaluate import evaluate
 from unlearning.methods import get_method
 from unlearning.runs import RunSpec, StopConfig, copy_tokenizer_files, has_tokenizer, run
-from unlearning.runtime import configure_process
+from unlearning.runtime import Runtime, configure_process
 from unlearning.store import code_key, weights_hash
 
 
@@ -82,13 +82,15 @@ class Lab:
     data: Path
     models: Path
     runs: Path
+    runtime: Runtime = Runtime()
 
     @classmethod
-    def for_profile(cls, profile: str, root: str | Path = ".") -> "Lab":
-        """The lab of a profile; the notebooks' entry point (sets the process up once)."""
+    def for_profile(cls, profile: str, root: str | Path = ".", device: str = "auto", dtype: str = "float32") -> "Lab":
+        """The lab of a profile on a device and dtype; the notebooks' entry point (sets the
+        process up once)."""
         configure_process()
         root = Path(root)
-        lab = cls(root / "data" / profile, root / "models" / profile, root / "runs" / profile)
+        lab = cls(root / "data" / profile, root / "models" / profile, root / "runs" / profile, Runtime(device, dtype))
         for what, path in (("data", lab.data), ("models", lab.models)):
             if not path.is_dir():
                 hint = "make data" if what == "data" else "make models"
@@ -127,7 +129,8 @@ class Lab:
         `options` are `RunSpec` fields; `record['dir']` holds the model."""
         start = self.model(model)
         spec = RunSpec(benchmark, method, str(start), **options)
-        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs), "start": model}
+        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime),
+                "start": model}
 
     def standard(self, benchmark: str, method: str, model: str, protocol: Protocol = Protocol(), *,
                  forget_split: str | None = None, stop: str | None = None, **options) -> dict:
@@ -137,13 +140,14 @@ class Lab:
         start = self.model(model)
         spec = protocol.spec(benchmark, method, start, self.forget_size(benchmark, forget_split), stop=stop,
                              forget_split=forget_split, **options)
-        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs), "start": model}
+        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime),
+                "start": model}
 
     def evaluate(self, benchmark: str, model_dir: str | Path, *, oracle: dict | None = None,
                  config: EvalConfig = EvalConfig()) -> dict:
         """The benchmark's metric suite on a model folder (cached beside the model)."""
         return evaluate(benchmark, model_dir, self.data / benchmark, self.tokenizer_for(model_dir), config=config,
-                        oracle=oracle)
+                        oracle=oracle, runtime=self.runtime)
 
     def quantized(self, model_dir: str | Path, code: str = "nf4") -> Path:
         """A 4-bit copy of a model folder, made once, as a 4-bit deployment would see it: every

@@ -20,6 +20,7 @@ from unlearning.methods import get_method
 from unlearning.metrics.likelihood import answer_probability
 from unlearning.models import load_model, load_tokenizer, save_model
 from unlearning.records import read_json, versions, write_json
+from unlearning.runtime import Runtime
 from unlearning.stopping import FixedBudget, ViolationStop
 from unlearning.store import code_key, content_key, file_hash, weights_hash
 from unlearning.synthesis import RULES
@@ -83,15 +84,16 @@ class RunSpec:
         return replace(self, model=str(self.model), forget_split=self.forget_split or benchmark.forget,
                        retain_split=self.retain_split or benchmark.retain, hparams=method.hparams(**self.hparams))
 
-    def key(self, data_dir: str | Path) -> str:
-        """The store key of the (resolved) spec with its data in `data_dir`."""
+    def key(self, data_dir: str | Path, runtime: Runtime = Runtime()) -> str:
+        """The store key of the (resolved) spec with its data in `data_dir`, run by `runtime`
+        (its device type, dtype and number of processes)."""
         spec = self.resolved()
         benchmark = get_benchmark(spec.benchmark)
         return content_key(
             spec={**asdict(spec), "model": None}, model=weights_hash(spec.model),
             forget=file_hash(*benchmark.split_files(data_dir, spec.forget_split)),
             retain=file_hash(*benchmark.split_files(data_dir, spec.retain_split)),
-            code=code_key(execute, StopConfig))
+            runtime=runtime.describe(), code=code_key(execute, StopConfig))
 
 
 def encode_records(tokenizer, records: list[dict], kind: str) -> list:
@@ -101,9 +103,10 @@ def encode_records(tokenizer, records: list[dict], kind: str) -> list:
     return [encode_text(tokenizer, r["text"]) for r in records]
 
 
-def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: Path) -> tuple:
-    """Run a resolved spec: (unlearned model, record). The code of this function and of all it
-    calls is part of every run's key."""
+def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: Path,
+            runtime: Runtime = Runtime()) -> tuple:
+    """Run a resolved spec on `runtime`: (unlearned model, record). The code of this function
+    and of all it calls is part of every run's key."""
     method = get_method(spec.method)
     tokenizer = load_tokenizer(tokenizer_dir)
     forget_records = method.forget_records(benchmark.load(data_dir, spec.forget_split), spec.seed)
@@ -111,15 +114,16 @@ def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: 
     retain = encode_records(tokenizer, benchmark.load(data_dir, spec.retain_split), benchmark.kind)
     violation = spec.stop.kind == "violation"
     train_forget, probe = split_probe_set(forget, spec.probe_set, spec.stop.confirm_size) if violation else (forget, None)
-    model = load_model(spec.model)
+    model = load_model(spec.model, runtime.torch_dtype, runtime.torch_device())
     result = unlearn(model, method, spec.hparams, train_forget, retain, pad_token_id=tokenizer.pad_token_id,
                      rule=spec.rule, stop=spec.stop.build(spec.max_steps), max_steps=spec.max_steps, optim=spec.optim,
-                     probe_examples=probe, seed=spec.seed, lora=spec.lora, record_geometry=spec.record_geometry)
+                     probe_examples=probe, seed=spec.seed, lora=spec.lora, record_geometry=spec.record_geometry,
+                     accelerator=runtime.accelerator())
     pad = tokenizer.pad_token_id
     record = {
         **{k: v for k, v in asdict(spec).items() if k not in ("forget_split", "retain_split", "model")},
         "model": spec.model, "forget_split": spec.forget_split, "retain_split": spec.retain_split,
-        "versions": versions(),
+        "runtime": runtime.describe(), "versions": versions(),
         "steps": result.steps, "stopped": result.stopped, "stop_step": result.stop_step,
         "train_seconds": result.train_seconds, "probe_seconds": result.probe_seconds,
         "forget_probability": float(answer_probability(model, forget, pad).mean()),
@@ -129,34 +133,39 @@ def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: 
     return model, record
 
 
-def run_dir(spec: RunSpec, data_dir: str | Path, store: str | Path) -> Path:
+def run_dir(spec: RunSpec, data_dir: str | Path, store: str | Path, runtime: Runtime = Runtime()) -> Path:
     """Where the run of `spec` lives in the store: `<store>/<benchmark>-<method>-<key16>/`."""
-    return Path(store) / f"{spec.benchmark}-{spec.method}-{spec.key(data_dir)[:16]}"
+    return Path(store) / f"{spec.benchmark}-{spec.method}-{spec.key(data_dir, runtime)[:16]}"
 
 
-def run(spec: RunSpec, data_dir: str | Path, tokenizer_dir: str | Path, store: str | Path, log=None) -> dict:
-    """The record of the run of `spec` (computed once, then read from the store);
-    `record['dir']` is the folder of the unlearned model."""
+def run(spec: RunSpec, data_dir: str | Path, tokenizer_dir: str | Path, store: str | Path, log=None,
+        runtime: Runtime = Runtime()) -> dict:
+    """The record of the run of `spec` on `runtime` (computed once, then read from the store);
+    `record['dir']` is the folder of the unlearned model. In a process group every process
+    trains its share; the main process alone writes the model and the record."""
     spec = spec.resolved()
     data_dir, tokenizer_dir = Path(data_dir), Path(tokenizer_dir)
     for what, path in (("data", data_dir), ("tokenizer", tokenizer_dir), ("model", Path(spec.model))):
         if not path.is_dir():
             raise FileNotFoundError(f"{what}: folder not found: {path}")
-    folder = run_dir(spec, data_dir, store)
+    folder = run_dir(spec, data_dir, store, runtime)
     record_path = folder / "record.json"
+    runtime.wait()  # every process decides on the same state of the store
     if record_path.is_file():
         if log:
             log(f"cached: {folder}")
     else:
         benchmark = get_benchmark(spec.benchmark)
-        model, record = execute(spec, benchmark, data_dir, tokenizer_dir)
-        record.update(key=folder.name, model_hash=weights_hash(spec.model), data_hash=file_hash(
-            *benchmark.split_files(data_dir, spec.forget_split), *benchmark.split_files(data_dir, spec.retain_split)))
-        save_model(model, folder / "model")
-        copy_tokenizer_files(spec.model, folder / "model")
-        write_json(record_path, record)  # last: a folder without its record is not a finished run
-        if log:
-            log(f"wrote {folder}")
+        model, record = execute(spec, benchmark, data_dir, tokenizer_dir, runtime)
+        if runtime.is_main:
+            record.update(key=folder.name, model_hash=weights_hash(spec.model), data_hash=file_hash(
+                *benchmark.split_files(data_dir, spec.forget_split), *benchmark.split_files(data_dir, spec.retain_split)))
+            save_model(model, folder / "model")
+            copy_tokenizer_files(spec.model, folder / "model")
+            write_json(record_path, record)  # last: a folder without its record is not a finished run
+            if log:
+                log(f"wrote {folder}")
+        runtime.wait()  # the others read what the main process wrote
     return {**read_json(record_path), "dir": str(folder / "model")}
 
 

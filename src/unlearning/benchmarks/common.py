@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from unlearning.data import QA_PROMPT, encode_qa, encode_text
+from unlearning.data import encode_qa, encode_text
 from unlearning.metrics import mia
 from unlearning.metrics.likelihood import answer_nll, labelled_tokens
 
@@ -33,10 +33,6 @@ def mean_of(values) -> float:
     """Mean of an iterable of numbers (NaN when empty)."""
     values = list(values)
     return float(sum(values) / len(values)) if values else float("nan")
-
-
-def qa_prompt(question: str) -> str:
-    return QA_PROMPT.format(question=question)
 
 
 def answer_probabilities(model, tokenizer, pairs: list[tuple[str, str]], batch_size: int) -> list[float]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from unlearning.benchmarks.base import Benchmark, read
-from unlearning.benchmarks.common import EvalConfig, mean_of, membership_scores, mia_aucs, qa_prompt
+from unlearning.benchmarks.common import EvalConfig, mean_of, membership_scores, mia_aucs
+from unlearning.data import qa_prompt
 from unlearning.metrics.generation import QA_STOPS, greedy_generate
 from unlearning.metrics.rouge import rouge_l_recall
 
@@ -31,11 +32,11 @@ def locate(repository: str, split: str) -> tuple[str, str, str]:
     return repository, split, "train" if split.startswith("train_") else "test"
 
 
-def probe_prompt(item: dict) -> str:
+def probe_prompt(tokenizer, item: dict) -> str:
     """Level 1 is a cloze with a trailing blank (complete the sentence); levels 2-3 are questions."""
     if item["level"] == 1:
         return item["query"].removesuffix("___.").rstrip()
-    return qa_prompt(item["query"])
+    return qa_prompt(tokenizer, item["query"])
 
 
 def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: dict | None) -> dict:
@@ -44,7 +45,7 @@ def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: 
     out = {}
     for split in PROBE_SPLITS:
         items = read(data_dir, split, SCHEMAS)
-        answers = greedy_generate(model, tokenizer, [probe_prompt(it) for it in items], config.max_new_tokens,
+        answers = greedy_generate(model, tokenizer, [probe_prompt(tokenizer, it) for it in items], config.max_new_tokens,
                                   config.batch_size, QA_STOPS + (".",))
         out[f"{split}_rougeL_recall"] = mean_of(rouge_l_recall(answers, [it["answer"] for it in items], config.stemmer))
     forget = membership_scores(model, tokenizer, [r["text"] for r in read(data_dir, "mia_forget", SCHEMAS)], config)

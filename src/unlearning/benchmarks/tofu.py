@@ -22,9 +22,8 @@ from unlearning.benchmarks.common import (
     mean_of,
     membership_scores,
     mia_aucs,
-    qa_prompt,
 )
-from unlearning.data import encode_qa, encode_qa_split
+from unlearning.data import encode_qa, encode_qa_split, qa_prompt
 from unlearning.metrics import mia, tofu
 from unlearning.metrics.choice import choice_accuracy
 from unlearning.metrics.generation import QA_STOPS, greedy_generate
@@ -61,7 +60,7 @@ def _tofu_part(model, tokenizer, items: list[dict], config: EvalConfig, correct_
     for it in items:
         perturbed.append(rest[start:start + len(it["perturbed_answer"])])
         start += len(it["perturbed_answer"])
-    generated = greedy_generate(model, tokenizer, [qa_prompt(it["question"]) for it in items], config.max_new_tokens,
+    generated = greedy_generate(model, tokenizer, [qa_prompt(tokenizer, it["question"]) for it in items], config.max_new_tokens,
                                 config.batch_size, QA_STOPS)
     return {"answer_p": answer_p, "correct_p": correct_p, "perturbed_p": perturbed,
             "rouge": rouge_l_recall(generated, [it["answer"] for it in items], config.stemmer)}
@@ -81,7 +80,7 @@ def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: 
     tokens = labelled_tokens(model, [encode_qa(tokenizer, it["question"], it["answer"], eos=False) for it in forget],
                              tokenizer.pad_token_id, config.batch_size)
     # knowledge rather than verbatim recall: the same facts asked with the held-out paraphrased question
-    paraphrased = greedy_generate(model, tokenizer, [qa_prompt(it["paraphrased_question"]) for it in forget],
+    paraphrased = greedy_generate(model, tokenizer, [qa_prompt(tokenizer, it["paraphrased_question"]) for it in forget],
                                   config.max_new_tokens, config.batch_size, QA_STOPS)
     out["forget_paraphrased_Q_A_ROUGE"] = mean_of(rouge_l_recall(paraphrased, [it["answer"] for it in forget],
                                                                config.stemmer))
@@ -169,7 +168,7 @@ def gates(model, tokenizer, data_root: Path) -> dict:
     paraphrase choice accuracy (chance 1/6) on forget10 and retain_perturbed."""
     folder = Path(data_root) / "tofu"
     forget = read(folder, "forget10_perturbed", SCHEMAS)
-    answers = greedy_generate(model, tokenizer, [qa_prompt(r["question"]) for r in forget], 32, stop_strings=QA_STOPS)
+    answers = greedy_generate(model, tokenizer, [qa_prompt(tokenizer, r["question"]) for r in forget], 32, stop_strings=QA_STOPS)
     probability = answer_probability(model, encode_qa_split(tokenizer, forget), tokenizer.pad_token_id)
     values = {
         "forget_rougeL_recall": mean_of(rouge_l_recall(answers, [r["answer"] for r in forget])),

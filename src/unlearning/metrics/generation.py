@@ -48,6 +48,7 @@ def greedy_generate(model, tokenizer, prompts: Sequence[str], max_new_tokens: in
         for start in range(0, len(order), batch_size):
             chunk = order[start:start + batch_size]
             batch = tokenizer([prompts[i] for i in chunk], return_tensors="pt", padding=True, add_special_tokens=False)
+            batch = batch.to(next(model.parameters()).device)
             generated = model.generate(
                 **batch, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1,
                 pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import torch
 
-from unlearning.data import Encoded, batches
+from unlearning.data import Encoded, batches, on_device
 from unlearning.losses import sequence_nll_and_length
 
 
@@ -21,9 +21,10 @@ def answer_nll(model, examples: Sequence[Encoded], pad_token_id: int, batch_size
     model.eval()
     nlls, lengths = [], []
     for batch in batches(examples, batch_size, pad_token_id):
+        batch = on_device(batch, model)
         logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
         nll, length = sequence_nll_and_length(logits, batch["labels"])
-        nlls.append(nll), lengths.append(length)
+        nlls.append(nll.cpu()), lengths.append(length.cpu())
     model.train(was_training)
     return torch.cat(nlls), torch.cat(lengths)
 
@@ -50,6 +51,7 @@ def labelled_tokens(model, examples: Sequence[Encoded], pad_token_id: int, batch
     model.eval()
     out = []
     for batch in batches(examples, batch_size, pad_token_id):
+        batch = on_device(batch, model)
         logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1].float()
         targets = batch["labels"][:, 1:]
         logprobs = torch.log_softmax(logits, dim=-1)
@@ -62,6 +64,7 @@ def labelled_tokens(model, examples: Sequence[Encoded], pad_token_id: int, batch
             keep = targets[row] != IGNORE_INDEX
             labels = targets[row][keep]
             item = (logprobs[row][keep].gather(-1, labels[:, None]).squeeze(-1), predictions[row][keep], labels)
-            out.append(item + ((mean[row][keep], variance[row][keep]) if with_moments else ()))
+            item += (mean[row][keep], variance[row][keep]) if with_moments else ()
+            out.append(tuple(t.cpu() for t in item))
     model.train(was_training)
     return out

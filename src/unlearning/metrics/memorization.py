@@ -29,17 +29,18 @@ def sequence_margins(model, examples, pad_token_id: int, k: int = 10, beta: floa
     Returns `(margins [N, T], mask [N, T])` padded to the longest example, ready for
     `margin.violation_rate`; `competitor_model` (teacher mode) picks the top-k set.
     """
-    from unlearning.data import batches
+    from unlearning.data import batches, on_device
 
     was_training = model.training
     model.eval()
     rows, masks = [], []
     for batch in batches(examples, batch_size, pad_token_id):
+        batch = on_device(batch, model)
         inputs = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
         teacher = competitor_model(**inputs).logits if competitor_model is not None else None
         margins, mask = shifted_margins(model(**inputs).logits, batch["labels"], k, beta, teacher)
-        rows += list(margins.masked_fill(~mask, 0.0))
-        masks += list(mask)
+        rows += list(margins.masked_fill(~mask, 0.0).cpu())
+        masks += list(mask.cpu())
     model.train(was_training)
     width = max(row.shape[0] for row in rows)
     pad = lambda t, value: torch.nn.functional.pad(t, (0, width - t.shape[0]), value=value)  # noqa: E731
@@ -51,9 +52,12 @@ def proposition1_rows(model, batch: dict, hparams: dict, generator: torch.Genera
     """Per sequence of a forget batch: violation fraction v on its continuation, the number L
     of continuation positions, log10 of the measured probability of reproducing exactly the
     continuation (teacher forcing), and log10 of the bound rho^((1 - v) L)."""
+    from unlearning.data import on_device
+
     was_training = model.training
     model.eval()
-    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits.float()
+    device_batch = on_device(batch, model)
+    logits = model(input_ids=device_batch["input_ids"], attention_mask=device_batch["attention_mask"]).logits.float().cpu()
     model.train(was_training)
     margins, mask = shifted_margins(logits, batch["labels"], hparams["k"], hparams["beta"], None, hparams.get("delta"))
     mask = suffix_mask(mask, hparams["cut_min"], hparams["cut_max"], hparams["min_prefix"], hparams["min_suffix"],
