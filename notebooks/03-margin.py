@@ -35,6 +35,8 @@ forget_split = "forget10"
 ks = [1, 3, 10, 30, 100]  # competitor-set sizes
 betas = [0.5, 1.0, 2.0]   # inverse temperatures
 rhos = [0.5, 0.6, 0.7, 0.8, 0.9]
+device = "auto"      # auto (a GPU when there is one), cpu or cuda
+dtype = "float32"    # or bfloat16
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -52,7 +54,7 @@ from unlearning.plotting import method_color, use_book_style
 from unlearning.protocol import Lab, Protocol
 
 use_book_style()
-lab = Lab.for_profile(profile)
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
 tokenizer = load_tokenizer(lab.tokenizer)
 forget = encode_qa_split(tokenizer, load_split(lab.data / "tofu", forget_split))
 target_name, oracle_name = f"tofu/target-{size}", f"tofu/retain90-{size}"

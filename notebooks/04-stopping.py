@@ -29,6 +29,8 @@ size = "s"
 forget_split = "forget10"
 tolerances = [0.3, 0.475, 0.6]      # 0.475: the TOFU setting of the MASC paper
 checkpoints = [10, 25, 50, 75, 100, 125]   # fixed-budget checkpoints (steps)
+device = "auto"      # auto (a GPU when there is one), cpu or cuda
+dtype = "float32"    # or bfloat16
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -40,7 +42,7 @@ from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 from unlearning.runs import StopConfig
 
 use_book_style()
-lab = Lab.for_profile(profile)
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
 target = f"tofu/target-{size}"
 oracle_name = tofu_oracle(forget_split, size)
 protocol = Protocol()

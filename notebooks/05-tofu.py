@@ -32,6 +32,8 @@ profile = "mini"
 size = "s"
 forget_splits = ["forget01", "forget05", "forget10"]
 methods = ["GA", "GradDiff", "NPO", "NPO+KLR", "SimNPO", "RMU", "MASC"]
+device = "auto"      # auto (a GPU when there is one), cpu or cuda
+dtype = "float32"    # or bfloat16
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -43,7 +45,7 @@ from unlearning.plotting import method_color, plot_radar, use_book_style
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 
 use_book_style()
-lab = Lab.for_profile(profile)
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
 protocol = Protocol()
 display(Markdown(f"Protocol of this page: AdamW at learning rate {protocol.lr:g}, batches of {protocol.batch_size} "
                  f"forget and {protocol.batch_size} retain examples; baselines train {protocol.epochs:g} epochs over the "

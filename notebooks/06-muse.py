@@ -33,6 +33,8 @@ profile = "mini"
 size = "s"
 corpora = ["muse-news", "muse-books"]
 methods = ["GA", "GradDiff", "NPO", "NPO+KLR", "SimNPO", "RMU", "MASC"]
+device = "auto"      # auto (a GPU when there is one), cpu or cuda
+dtype = "float32"    # or bfloat16
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -44,7 +46,7 @@ from unlearning.plotting import method_color, use_book_style
 from unlearning.protocol import Lab, Protocol
 
 use_book_style()
-lab = Lab.for_profile(profile)
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
 protocol = Protocol()
 rows = []
 for corpus in corpora:

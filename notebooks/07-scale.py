@@ -28,6 +28,8 @@ profile = "mini"
 sizes = ["xs", "s", "m", "l"]
 methods = ["MASC", "SimNPO"]
 forget_split = "forget10"
+device = "auto"      # auto (a GPU when there is one), cpu or cuda
+dtype = "float32"    # or bfloat16
 
 # %% tags=["hide-input"]
 import json
@@ -40,7 +42,7 @@ from unlearning.plotting import method_color, use_book_style
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 
 use_book_style()
-lab = Lab.for_profile(profile)
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
 protocol = Protocol()
 manifest = json.loads((lab.models / "manifest.json").read_text())
 config = eval_config("tofu", forget_split)

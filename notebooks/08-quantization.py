@@ -32,6 +32,8 @@ size = "s"
 forget_split = "forget10"
 methods = ["GA", "GradDiff", "NPO", "NPO+KLR", "SimNPO", "RMU", "MASC"]
 codes = ["nf4", "fp4"]
+device = "auto"      # auto (a GPU when there is one), cpu or cuda
+dtype = "float32"    # or bfloat16
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -42,7 +44,7 @@ from unlearning.plotting import method_color, use_book_style
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 
 use_book_style()
-lab = Lab.for_profile(profile)
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
 protocol = Protocol()
 config = eval_config("tofu", forget_split)
 target = f"tofu/target-{size}"

@@ -34,6 +34,8 @@ profile = "mini"
 size = "s"
 objective = "GradDiff"
 rules = ["sum", "pcgrad_global", "pcgrad", "sago"]
+device = "auto"      # auto (a GPU when there is one), cpu or cuda
+dtype = "float32"    # or bfloat16
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -47,7 +49,7 @@ from unlearning.protocol import SAGO_PROTOCOL, Lab
 from unlearning.synthesis import combine
 
 use_book_style()
-lab = Lab.for_profile(profile)
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
 runs = {rule: lab.standard("wmdp", objective, f"base-{size}", SAGO_PROTOCOL, rule=rule, record_geometry=True)
         for rule in rules}
 logs = pd.concat([pd.DataFrame(run["log"]).assign(rule=rule) for rule, run in runs.items()], ignore_index=True)

@@ -37,6 +37,8 @@ size = "s"
 retain_weights = [0.1, 0.3, 1.0]   # alpha sweep for the Pareto fronts (gamma: the method default)
 sweep_rules = ["sum", "pcgrad", "sago"]
 objectives = ["GradDiff", "NPO+GD", "SimNPO+GD"]   # GA+GD, NPO+GD, SimNPO+GD
+device = "auto"      # auto (a GPU when there is one), cpu or cuda
+dtype = "float32"    # or bfloat16
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -48,7 +50,7 @@ from unlearning.plotting import plot_pareto, use_book_style
 from unlearning.protocol import SAGO_PROTOCOL, Lab, sago_grid
 
 use_book_style()
-lab = Lab.for_profile(profile)
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
 display(Markdown(f"Protocol of this page: {SAGO_PROTOCOL.epochs:g} pass(es) over the forget corpus, AdamW at learning "
                  f"rate {SAGO_PROTOCOL.lr:g}, {SAGO_PROTOCOL.batch_size} forget + {SAGO_PROTOCOL.batch_size} retain "
                  f"texts per step."))

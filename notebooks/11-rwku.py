@@ -29,6 +29,8 @@
 profile = "mini"
 size = "s"
 objectives = ["GradDiff", "NPO+GD", "SimNPO+GD"]
+device = "auto"      # auto (a GPU when there is one), cpu or cuda
+dtype = "float32"    # or bfloat16
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -39,7 +41,7 @@ from unlearning.plotting import plot_pareto, use_book_style
 from unlearning.protocol import Lab, sago_grid
 
 use_book_style()
-lab = Lab.for_profile(profile)
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
 base = f"base-{size}"
 FORGET = ["forget_level1_rougeL_recall", "forget_level2_rougeL_recall", "forget_level3_rougeL_recall"]
 NEIGHBOUR = ["neighbor_level1_rougeL_recall", "neighbor_level2_rougeL_recall"]

@@ -35,6 +35,8 @@ profile = "mini"
 size = "s"
 forget_split = "forget10"
 cap = 1000   # most steps a self-stopping run may take (runs that never reach the tolerance stop here)
+device = "auto"      # auto (a GPU when there is one), cpu or cuda
+dtype = "float32"    # or bfloat16
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -45,7 +47,7 @@ from unlearning.plotting import method_color, use_book_style
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 
 use_book_style()
-lab = Lab.for_profile(profile)
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
 protocol = Protocol(cap=cap)
 target = f"tofu/target-{size}"
 config = eval_config("tofu", forget_split)

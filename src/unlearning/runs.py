@@ -128,9 +128,24 @@ def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: 
         "train_seconds": result.train_seconds, "probe_seconds": result.probe_seconds,
         "forget_probability": float(answer_probability(model, forget, pad).mean()),
         "retain_probability": float(answer_probability(model, retain, pad).mean()),
-        "probes": result.probes, "log": result.log,
+        "probes": result.probes, "log": result.log, **peak_memory(),
     }
     return model, record
+
+
+def peak_memory() -> dict:
+    """Peak resident memory of this process so far (MB) and, on a GPU, the peak memory torch
+    allocated there (MB): what a run cost, for the paper-scale chapter's table."""
+    import resource
+    import sys
+
+    import torch
+
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+    out = {"peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20, 1)}
+    if torch.cuda.is_available():
+        out["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    return out
 
 
 def run_dir(spec: RunSpec, data_dir: str | Path, store: str | Path, runtime: Runtime = Runtime()) -> Path:

@@ -34,6 +34,7 @@ def configure_process() -> None:
     if not interactive():
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
+        os.environ.setdefault("TQDM_DISABLE", "1")  # libraries' own bars (GGUF dequantization) too
 
 
 @contextmanager
