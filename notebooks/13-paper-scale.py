@@ -69,7 +69,7 @@ source = json.loads((Path(real_model) / "source.json").read_text())
 display(Markdown(
     f"`{real_model}`: {type(model).__name__}, {count_parameters(model):,} parameters, a {len(tokenizer):,}-token "
     f"vocabulary, from `{source['package']}` (`{source['gguf']}`). Greedy completions: *The capital of France is* "
-    f"-> \"{completions[0]}\"; *Albert Einstein was born in the year* -> \"{completions[1]}\"."))
+    f"-> \"{completions[0].splitlines()[0]}\"; *Albert Einstein was born in the year* -> \"{completions[1].splitlines()[0]}\"."))
 del model
 
 # %% [markdown]
