@@ -47,9 +47,7 @@ from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
 protocol = Protocol()
-display(Markdown(f"Protocol of this page: AdamW at learning rate {protocol.lr:g}, batches of {protocol.batch_size} "
-                 f"forget and {protocol.batch_size} retain examples; baselines train {protocol.epochs:g} epochs over the "
-                 f"forget split; MASC stops at a violation rate of {protocol.tolerance} (at most {protocol.cap} steps)."))
+display(Markdown(f"Protocol of this page: {protocol.describe()}."))
 target = f"tofu/target-{size}"
 rows = []
 for split in forget_splits:

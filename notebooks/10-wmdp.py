@@ -51,9 +51,7 @@ from unlearning.protocol import SAGO_PROTOCOL, Lab, sago_grid
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
-display(Markdown(f"Protocol of this page: {SAGO_PROTOCOL.epochs:g} pass(es) over the forget corpus, AdamW at learning "
-                 f"rate {SAGO_PROTOCOL.lr:g}, {SAGO_PROTOCOL.batch_size} forget + {SAGO_PROTOCOL.batch_size} retain "
-                 f"texts per step."))
+display(Markdown(f"Protocol of this page: {SAGO_PROTOCOL.describe()}."))
 base = f"base-{size}"
 target = lab.evaluate("wmdp", lab.model(base))
 rows = sago_grid(lab, "wmdp", base, objectives)

@@ -179,3 +179,9 @@ def test_a_lora_run_through_the_lab_and_through_the_cli_is_one_record(lab, capsy
                  "--split", "forget10", "--lora-rank", "4", "--store", str(lab.runs)])
     assert code == 0, capsys.readouterr().err
     assert capsys.readouterr().out.startswith(f"cached: {Path(chapter['dir']).parent}")
+
+
+def test_the_protocol_describes_itself_from_its_values():
+    text = Protocol(lr=2e-4, batch_size=8, epochs=1.0, cap=50, tolerance=0.3).describe()
+    assert "learning rate 0.0002" in text and "8 forget and 8 retain" in text and "1 epoch(s)" in text
+    assert "violation rate of 0.3 (at most 50 steps)" in text

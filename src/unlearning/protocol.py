@@ -52,6 +52,12 @@ class Protocol:
     def optim(self) -> OptimConfig:
         return OptimConfig(lr=self.lr, batch_size=self.batch_size)
 
+    def describe(self) -> str:
+        """The settings in one sentence, for the pages that use them (no number typed by hand)."""
+        return (f"AdamW at learning rate {self.lr:g}, {self.batch_size} forget and {self.batch_size} retain examples "
+                f"per step; fixed budgets of {self.epochs:g} epoch(s) over the forget split; self-stopping runs end at "
+                f"a violation rate of {self.tolerance} (at most {self.cap} steps)")
+
     def spec(self, benchmark: str, method: str, model: str | Path, n_forget: int, *, stop: str | None = None,
              **options) -> RunSpec:
         """The run of `method` under this protocol; `n_forget` sizes the epoch budget, `options`
