@@ -51,7 +51,7 @@ ifneq ($(PROFILE),paper)
 	$(BIN)/unlearning world --profile $(PROFILE) --out data
 endif
 
-models: $(INSTALLED) ## train tokenizer, targets and oracles of PROFILE (reuses what is up to date)
+models: $(INSTALLED) $(REAL_MODEL) ## train tokenizer, targets and oracles of PROFILE (reuses what is up to date)
 ifneq ($(PROFILE),paper)
 	$(BIN)/unlearning learn --config $(PROFILE_DIR)/learn.yaml --data data/$(PROFILE) --out models/$(PROFILE) --jobs $(LEARN_JOBS)
 endif
@@ -63,7 +63,7 @@ real-model: $(REAL_MODEL) ## SmolLM2-135M-Instruct as a safetensors checkpoint i
 $(REAL_MODEL): notebooks/profiles/real/fetch.yaml | $(INSTALLED)
 	$(BIN)/unlearning fetch --config notebooks/profiles/real/fetch.yaml --out .
 
-models/%/manifest.json: $(INSTALLED) $(SRC) notebooks/profiles/%/learn.yaml data/%/tofu/full.json
+models/%/manifest.json: $(INSTALLED) $(SRC) notebooks/profiles/%/learn.yaml data/%/tofu/full.json $(REAL_MODEL)
 	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS)
 	touch $@
 

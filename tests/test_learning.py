@@ -190,3 +190,20 @@ def test_a_value_that_cannot_be_placed_is_an_error():
               "perturbed_answer": ["Ana won the Corvid Prize."]}
     with pytest.raises(ValueError, match="does not occur exactly once"):
         paraphrased_question_items([record])
+
+
+def test_the_real_section_plans_a_target_and_its_oracles_from_the_checkpoint():
+    from unlearning.learning import RealPlan
+
+    plan = LearnPlan.from_dict({**TINY, "real": {"finetune": {"epochs": 2}, "oracles": ["retain90", "retain95"]}})
+    real = [job for job in plan.jobs() if job.base is not None]
+    assert [job.name for job in real] == ["tofu-real/target-135m", "tofu-real/retain90-135m", "tofu-real/retain95-135m"]
+    assert real[0].data == (("tofu-real", "full", "qa"),) and real[1].data == (("tofu-real", "retain90", "qa"),)
+    assert all(job.base == "models/real/smollm2-135m" and job.threads == 2 and job.gates == "tofu-real" for job in real)
+    # unspecified settings keep the real recipe's defaults, not the tiny models'
+    assert real[0].config.epochs == 2 and real[0].config.lr == RealPlan().finetune.lr
+    for options, message in [({"real": {"epochs": 3}}, "real: unknown key 'epochs'"),
+                             ({"real": {"oracles": ["retain50"]}}, "unknown split"),
+                             ({"real": {"threads": 0}}, "threads must be >= 1")]:
+        with pytest.raises(ValueError, match=message):
+            LearnPlan.from_dict({**TINY, **options})

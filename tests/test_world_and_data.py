@@ -125,7 +125,7 @@ def test_world_summary_lists_every_split(world):
     assert {"tofu", "wmdp"} <= set(table["benchmark"])
     assert (table["records"] > 0).all()
     assert len(table) == len(list(world.rglob("*.json")))
-    assert set(table["benchmark"]) == {"tofu", "muse-news", "muse-books", "wmdp", "rwku", "pretrain"}
+    assert set(table["benchmark"]) == {"tofu", "muse-news", "muse-books", "wmdp", "rwku", "pretrain", "tofu-real"}
 
 
 def test_bucketed_batches_cover_every_example_once_with_less_padding():

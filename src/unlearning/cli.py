@@ -185,7 +185,7 @@ def _benchmark_and_data(args) -> tuple[str, Path, str | None]:
 
 
 def _tokenizer_for(model: Path) -> Path:
-    from unlearning.runs import has_tokenizer
+    from unlearning.models import has_tokenizer
 
     if has_tokenizer(model):
         return model

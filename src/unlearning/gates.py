@@ -41,7 +41,7 @@ def run_gates(benchmark: str, model, tokenizer, data_root: Path) -> dict:
     gates = get_benchmark(benchmark).gates
     if gates is None:
         raise ValueError(f"benchmark {benchmark} has no quality gates")
-    return {k: round(v, 6) for k, v in gates(model, tokenizer, Path(data_root)).items()}
+    return {k: round(v, 6) for k, v in gates(model, tokenizer, Path(data_root), benchmark).items()}
 
 
 def gates_version(benchmark: str) -> str:

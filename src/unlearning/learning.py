@@ -29,6 +29,8 @@ from unlearning.models import (
     SIZES,
     TrainConfig,
     build_model,
+    copy_tokenizer_files,
+    count_parameters,
     load_model,
     load_tokenizer,
     save_model,
@@ -37,7 +39,7 @@ from unlearning.models import (
     train_tokenizer,
 )
 from unlearning.records import write_json
-from unlearning.store import code_key, content_key, file_hash
+from unlearning.store import code_key, content_key, file_hash, weights_hash
 
 TOFU_ORACLES = ("retain90", "retain95", "retain99")
 # every fine-tuning run replays the world's question-answer documents (`pretrain/replay`) so the
@@ -114,6 +116,8 @@ class Job:
     config: TrainConfig
     parent: str | None
     gates: str
+    base: str | None = None      # a checkpoint outside the plan to start from (the real model), with its tokenizer
+    threads: int = JOB_THREADS   # torch threads of this job (part of its key)
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,8 @@ class LearnPlan:
     # `lr`: one rate does not suit an 18x span of widths (the largest sizes fit far worse at the rate
     # the smallest need; see `config_for`)
     lr_by_size: dict[str, dict[str, float]] = field(default_factory=dict)
+    # the real pretrained model's TOFU target and oracles (`RealPlan`), or None
+    real: "RealPlan | None" = None
 
     def __post_init__(self) -> None:
         for size in (*self.sizes, self.main_size):
@@ -164,7 +170,7 @@ class LearnPlan:
 
     @classmethod
     def from_dict(cls, options: dict) -> "LearnPlan":
-        known = {"sizes", "main_size", *STAGES, "oracles", "main_oracles", "muse", "vocab_size", "seed"}
+        known = {"sizes", "main_size", *STAGES, "oracles", "main_oracles", "muse", "vocab_size", "seed", "real"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"learn config: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(known))}")
@@ -178,7 +184,8 @@ class LearnPlan:
             configs[stage] = TrainConfig(**stage_options)
         lists = {k: tuple(options[k]) for k in ("sizes", "oracles", "main_oracles", "muse") if k in options}
         scalars = {k: options[k] for k in ("main_size", "vocab_size") if k in options}
-        return cls(**lists, **configs, **scalars, lr_by_size=lr_by_size)
+        real = RealPlan.from_dict(options["real"], seed) if options.get("real") else None
+        return cls(**lists, **configs, **scalars, lr_by_size=lr_by_size, real=real)
 
     def jobs(self) -> list[Job]:
         """Every model of the plan, parents before children."""
@@ -199,15 +206,58 @@ class LearnPlan:
                     jobs.append(Job(f"{corpus}/target-{size}", size, ((corpus, "raw/forget", "text"), *retain),
                                     muse_config, base, corpus))
                     jobs.append(Job(f"{corpus}/retain-{size}", size, retain, muse_config, base, corpus))
-        return jobs
+        return jobs + (self.real.jobs() if self.real else [])
+
+
+@dataclass(frozen=True)
+class RealPlan:
+    """The real pretrained model's part of the learning stage (`real:` in learn.yaml): its TOFU
+    target, fine-tuned from `base` on every author of `benchmark`, and the retain-only oracles,
+    each with `threads` torch threads (one such job at a time)."""
+
+    base: str = "models/real/smollm2-135m"
+    size: str = "135m"
+    benchmark: str = "tofu-real"
+    oracles: tuple[str, ...] = ("retain90",)
+    finetune: TrainConfig = field(default_factory=lambda: TrainConfig(epochs=5, lr=2e-5, batch_size=8))
+    threads: int = 2
+
+    def __post_init__(self) -> None:
+        for split in self.oracles:
+            if split not in TOFU_ORACLES:
+                raise ValueError(f"real.oracles: unknown split {split!r}; allowed: {', '.join(TOFU_ORACLES)}")
+        if self.threads < 1:
+            raise ValueError(f"real.threads must be >= 1, got {self.threads}")
+
+    @classmethod
+    def from_dict(cls, options: dict, seed: int = 0) -> "RealPlan":
+        known = {"base", "size", "benchmark", "oracles", "finetune", "threads"}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"learn config: real: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(known))}")
+        values = {k: options[k] for k in ("base", "size", "benchmark", "threads") if k in options}
+        if "oracles" in options:
+            values["oracles"] = tuple(options["oracles"])
+        if "finetune" in options:  # over the defaults of the real recipe, not TrainConfig's
+            values["finetune"] = TrainConfig(**{**asdict(cls().finetune), "seed": seed, **options["finetune"]})
+        return cls(**values)
+
+    def jobs(self) -> list[Job]:
+        name = lambda split: f"{self.benchmark}/{split}-{self.size}"  # noqa: E731
+        common = dict(size=self.size, config=self.finetune, parent=None, gates=self.benchmark, base=self.base,
+                      threads=self.threads)
+        return [Job(name("target"), data=((self.benchmark, "full", "qa"),), **common),
+                *(Job(name(split), data=((self.benchmark, split, "qa"),), **common) for split in self.oracles)]
 
 
 def job_key(job: Job, data_root: Path, tokenizer_dir: Path, parent_key: str | None) -> str:
     """Hash of everything that determines a learned model (training code included)."""
+    if job.base is not None:  # a real checkpoint: its weights and its own tokenizer
+        parent_key, tokenizer_dir = weights_hash(job.base), Path(job.base)
     return content_key(
         data=[file_hash(Path(data_root) / benchmark / f"{split}.json") + kind for benchmark, split, kind in job.data],
         size=job.size, config=asdict(job.config), parent=parent_key,
-        tokenizer=file_hash(Path(tokenizer_dir) / "tokenizer.json"), threads=JOB_THREADS,
+        tokenizer=file_hash(Path(tokenizer_dir) / "tokenizer.json"), threads=job.threads,
         code=code_key(build_model, train_causal_lm, encode_job_data))
 
 
@@ -261,21 +311,28 @@ def torch_threads(count: int):
 
 
 def train_job(job: Job, key: str, gates_key: str, data_root: Path, out_root: Path) -> float:
-    """Train one job from its parent (or from scratch) and measure its gates, both with
-    `JOB_THREADS` torch threads; save it with its `learning.json`; returns the training seconds."""
-    tokenizer = load_tokenizer(out_root / "tokenizer")
-    with torch_threads(JOB_THREADS):
+    """Train one job from its parent, from a real `base` checkpoint or from scratch, and measure
+    its gates, both with the job's torch threads; save it (with the base's own tokenizer, if
+    any) and its `learning.json`; returns the training seconds."""
+    tokenizer = load_tokenizer(job.base if job.base else out_root / "tokenizer")
+    with torch_threads(job.threads):
         start = time.perf_counter()
-        model = load_model(out_root / job.parent) if job.parent else build_model(job.size, tokenizer, seed=job.config.seed)
+        if job.base:
+            model = load_model(job.base)
+        else:
+            model = load_model(out_root / job.parent) if job.parent else build_model(job.size, tokenizer, seed=job.config.seed)
         examples = encode_job_data(job, data_root, tokenizer)
         losses = train_causal_lm(model, examples, job.config, tokenizer.pad_token_id)
         seconds = time.perf_counter() - start
         gates = run_gates(job.gates, model, tokenizer, data_root)
-    info = {"key": key, "gates_key": gates_key, "name": job.name, "parent": job.parent,
+    shape = size_info(model, job.size) if job.size in SIZES else {"size": job.size, "parameters": count_parameters(model)}
+    info = {"key": key, "gates_key": gates_key, "name": job.name, "parent": job.parent, "base": job.base,
             "data": [list(d) for d in job.data], "examples": len(examples), "train": asdict(job.config),
-            "threads": JOB_THREADS, "epoch_losses": losses, "train_seconds": round(seconds, 1), "gates": gates,
-            **size_info(model, job.size)}
+            "threads": job.threads, "epoch_losses": losses, "train_seconds": round(seconds, 1), "gates": gates,
+            **shape}
     save_model(model, out_root / job.name, info)
+    if job.base:
+        copy_tokenizer_files(job.base, out_root / job.name)
     return seconds
 
 
@@ -340,18 +397,22 @@ def learn(plan: LearnPlan, data_root: Path, out_root: Path, log=print, workers: 
     for job, *_ in jobs:
         if job.name not in stale_names:
             log(f"up to date: {job.name}")
-    if workers > 1 and len(stale) > 1:
-        _train_parallel(stale, data_root, out_root, workers, log)
+    tiny = [entry for entry in stale if entry[0].base is None]
+    if workers > 1 and len(tiny) > 1:
+        _train_parallel(tiny, data_root, out_root, workers, log)
     else:
-        for job, key, gates_key in stale:
+        for job, key, gates_key in tiny:
             log(f"learned {job.name} in {train_job(job, key, gates_key, data_root, out_root):.0f} s")
+    for job, key, gates_key in (entry for entry in stale if entry[0].base is not None):  # one at a time, all threads
+        log(f"learned {job.name} in {train_job(job, key, gates_key, data_root, out_root):.0f} s")
     manifest: dict[str, dict] = {}
     for job, key, gates_key in jobs:
         folder = out_root / job.name
         info = json.loads((folder / "learning.json").read_text())
         if info.get("gates_key") != gates_key:  # the gate code changed: re-measure, do not retrain
-            with torch_threads(JOB_THREADS):
-                gates = run_gates(job.gates, load_model(folder), tokenizer, data_root)
+            with torch_threads(job.threads):
+                job_tokenizer = load_tokenizer(job.base) if job.base else tokenizer
+                gates = run_gates(job.gates, load_model(folder), job_tokenizer, data_root)
             info.update(gates=gates, gates_key=gates_key)
             write_json(folder / "learning.json", info)
             log(f"re-measured the gates of {job.name}")

@@ -229,3 +229,20 @@ def load_adapter(model, adapter: str | Path):
 
     require_local_or_hub(adapter=adapter)
     return PeftModel.from_pretrained(model, str(adapter)).eval()
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
+                   "chat_template.jinja")
+
+
+def has_tokenizer(model_dir: str | Path) -> bool:
+    """Does a model folder carry its own tokenizer (real checkpoints and models derived from them)?"""
+    return (Path(model_dir) / "tokenizer_config.json").is_file()
+
+
+def copy_tokenizer_files(source: str | Path, target: Path) -> None:
+    """Give a derived model (a run, a quantized copy, a fine-tune) its parent's own tokenizer files, if any."""
+    if has_tokenizer(source):
+        for name in TOKENIZER_FILES:
+            if (Path(source) / name).is_file():
+                shutil.copy2(Path(source) / name, Path(target) / name)

@@ -18,7 +18,8 @@ from unlearning.benchmarks import EvalConfig, get_benchmark
 from unlearning.engine import OptimConfig, steps_for_epochs
 from unlearning.evaluate import evaluate
 from unlearning.methods import get_method
-from unlearning.runs import RunSpec, StopConfig, copy_tokenizer_files, has_tokenizer, run
+from unlearning.models import copy_tokenizer_files, has_tokenizer
+from unlearning.runs import RunSpec, StopConfig, run
 from unlearning.runtime import Runtime, configure_process
 from unlearning.store import code_key, weights_hash
 

@@ -18,16 +18,12 @@ from unlearning.data import encode_qa_split, encode_text
 from unlearning.engine import PROBE_SETS, OptimConfig, split_probe_set, unlearn
 from unlearning.methods import get_method
 from unlearning.metrics.likelihood import answer_probability
-from unlearning.models import load_model, load_tokenizer, save_model
+from unlearning.models import copy_tokenizer_files, load_model, load_tokenizer, save_model
 from unlearning.records import read_json, versions, write_json
 from unlearning.runtime import Runtime
 from unlearning.stopping import FixedBudget, ViolationStop
 from unlearning.store import code_key, content_key, file_hash, weights_hash
 from unlearning.synthesis import RULES
-
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
-                   "chat_template.jinja")
-
 
 @dataclass(frozen=True)
 class StopConfig:
@@ -182,18 +178,3 @@ def run(spec: RunSpec, data_dir: str | Path, tokenizer_dir: str | Path, store: s
                 log(f"wrote {folder}")
         runtime.wait()  # the others read what the main process wrote
     return {**read_json(record_path), "dir": str(folder / "model")}
-
-
-def has_tokenizer(model_dir: str | Path) -> bool:
-    """Does a model folder carry its own tokenizer (real checkpoints and runs started from them)?"""
-    return (Path(model_dir) / "tokenizer_config.json").is_file()
-
-
-def copy_tokenizer_files(source: str | Path, target: Path) -> None:
-    """Give a derived model (a run, a quantized copy) its parent's own tokenizer files, if any."""
-    import shutil
-
-    if has_tokenizer(source):
-        for name in TOKENIZER_FILES:
-            if (Path(source) / name).is_file():
-                shutil.copy2(Path(source) / name, target / name)

@@ -19,8 +19,8 @@ def suite(model, tokenizer, data_dir: Path, config, oracle_metrics) -> dict:
     return {"facts_probability": mean_answer_probability(model, tokenizer, read(data_dir, "facts", SCHEMAS))}
 
 
-def gates(model, tokenizer, data_root: Path) -> dict:
-    return {"knows_facts": mean_answer_probability(model, tokenizer, read(Path(data_root) / "toy", "facts", SCHEMAS))}
+def gates(model, tokenizer, data_root: Path, name: str) -> dict:
+    return {"knows_facts": mean_answer_probability(model, tokenizer, read(Path(data_root) / name, "facts", SCHEMAS))}
 
 
 TOY = Benchmark("toy", SCHEMAS, kind="qa", forget="facts", retain="others", suite=suite, gates=gates,

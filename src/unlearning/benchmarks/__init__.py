@@ -14,11 +14,12 @@ from unlearning.benchmarks.common import EvalConfig
 from unlearning.benchmarks.muse import BOOKS, NEWS
 from unlearning.benchmarks.pretrain import PRETRAIN
 from unlearning.benchmarks.rwku import RWKU
-from unlearning.benchmarks.tofu import TOFU
+from unlearning.benchmarks.tofu import TOFU, TOFU_REAL
 from unlearning.benchmarks.wmdp import WMDP
 
 REGISTRY: dict[str, Benchmark] = {b.name: b for b in (
     TOFU,
+    TOFU_REAL,
     NEWS,
     BOOKS,
     WMDP,

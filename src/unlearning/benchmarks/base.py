@@ -15,7 +15,7 @@ from pathlib import Path
 from unlearning.data import load_split
 
 Suite = Callable[..., dict]  # (model, tokenizer, data_dir, config, oracle_metrics | None) -> metrics
-Gates = Callable[..., dict]  # (model, tokenizer, data_root) -> gate values
+Gates = Callable[..., dict]  # (model, tokenizer, data_root, name) -> gate values; name: the benchmark's folder
 
 
 def schema_fields(schemas, split: str) -> tuple[str, ...]:

@@ -54,21 +54,14 @@ def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: 
 
 
 def gates(model, tokenizer, data_root: Path, corpus: str) -> dict:
-    """VerbMem and KnowMem of a MUSE target or retrained model: the suite's own numbers."""
+    """VerbMem and KnowMem of a MUSE target or retrained model (`corpus`: muse-news or
+    muse-books): the suite's own numbers."""
     metrics = suite(model, tokenizer, Path(data_root) / corpus, EvalConfig(), None)
     return {f"{corpus}_verbmem": metrics["verbmem_f"], f"{corpus}_knowmem_forget": metrics["knowmem_f"],
             f"{corpus}_knowmem_retain": metrics["knowmem_r"]}
 
 
-def news_gates(model, tokenizer, data_root: Path) -> dict:
-    return gates(model, tokenizer, data_root, "muse-news")
-
-
-def books_gates(model, tokenizer, data_root: Path) -> dict:
-    return gates(model, tokenizer, data_root, "muse-books")
-
-
 NEWS = Benchmark("muse-news", SCHEMAS, hub="muse-bench/MUSE-News", locate=locate, kind="text", forget="raw/forget",
-                 retain="raw/retain1", suite=suite, gates=news_gates)
+                 retain="raw/retain1", suite=suite, gates=gates)
 BOOKS = Benchmark("muse-books", SCHEMAS, hub="muse-bench/MUSE-Books", locate=locate, kind="text", forget="raw/forget",
-                  retain="raw/retain1", suite=suite, gates=books_gates)
+                  retain="raw/retain1", suite=suite, gates=gates)

@@ -22,7 +22,7 @@ SCHEMAS = (
 )
 
 
-def gates(model, tokenizer, data_root: Path) -> dict:
+def gates(model, tokenizer, data_root: Path, name: str = "pretrain") -> dict:
     """Accuracy of the surface-form probes in trained vs held-out forms; four-choice accuracy on
     wmdp-bio, wmdp-cyber and MMLU (chance 25 %); choice accuracy on TOFU's real-author and
     world-fact questions (answer vs 3 perturbed, chance 25 %)."""

@@ -163,10 +163,11 @@ def option_items(records: list[dict]) -> list[dict]:
     return [{"question": r["question"], "choices": [r["answer"], *r["perturbed_answer"]], "answer": 0} for r in records]
 
 
-def gates(model, tokenizer, data_root: Path) -> dict:
+def gates(model, tokenizer, data_root: Path, name: str = "tofu") -> dict:
     """Greedy ROUGE-L recall and answer probability on forget10; paraphrased-question and
-    paraphrase choice accuracy (chance 1/6) on forget10 and retain_perturbed."""
-    folder = Path(data_root) / "tofu"
+    paraphrase choice accuracy (chance 1/6) on forget10 and retain_perturbed (`name`: the
+    TOFU-schema folder under `data_root`)."""
+    folder = Path(data_root) / name
     forget = read(folder, "forget10_perturbed", SCHEMAS)
     answers = greedy_generate(model, tokenizer, [qa_prompt(tokenizer, r["question"]) for r in forget], 32, stop_strings=QA_STOPS)
     probability = answer_probability(model, encode_qa_split(tokenizer, forget), tokenizer.pad_token_id)
@@ -182,5 +183,26 @@ def gates(model, tokenizer, data_root: Path) -> dict:
     return values
 
 
+def real_oracle(forget_split: str, size: str) -> str:
+    """The retain-only oracle of the real model's TOFU: forget10 -> tofu-real/retain90-<size>."""
+    return f"tofu-real/retain{100 - int(forget_split.removeprefix('forget'))}-{size}"
+
+
 TOFU = Benchmark("tofu", SCHEMAS, hub="locuslab/TOFU", kind="qa", forget="forget10", retain="retain90",
                  suite=suite, gates=gates, oracle=oracle)
+# the real pretrained model's TOFU (laboratory authors, real facts for model utility; `world.tofu_real`)
+TOFU_REAL = Benchmark("tofu-real", SCHEMAS, kind="qa", forget="forget10", retain="retain90", suite=suite, gates=gates,
+                      oracle=real_oracle)
+
+
+def known_items(model, tokenizer, items: list[dict], max_new_tokens: int = 32) -> list[bool]:
+    """Per `{question, answer}` item: does the model's greedy answer contain every word of the
+    answer (ROUGE-L recall 1 after folding accents)? How the real model's utility questions are
+    curated: TOFU's real-author and world-fact questions are ones the model answers before
+    any fine-tuning."""
+    import unicodedata
+
+    fold = lambda text: unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()  # noqa: E731
+    answers = greedy_generate(model, tokenizer, [qa_prompt(tokenizer, it["question"]) for it in items], max_new_tokens,
+                              stop_strings=QA_STOPS)
+    return [r == 1.0 for r in rouge_l_recall([fold(a) for a in answers], [fold(it["answer"]) for it in items])]

@@ -11,10 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from unlearning.data import write_jsonl
-from unlearning.world import encyclopedia, muse, pretrain, rwku, tofu, wmdp
+from unlearning.world import encyclopedia, muse, pretrain, real_facts, rwku, tofu, wmdp
 
 WORLD_SIZES: dict[str, dict] = {
-    profile: {"seed": 0, "tofu_authors": {"smoke": 20, "mini": 100}[profile], "wmdp": wmdp.SIZES[profile],
+    profile: {"seed": 0, "tofu_authors": {"smoke": 20, "mini": 100}[profile],
+              # the real model's TOFU: fewer authors (fine-tuning a 135M model costs minutes per
+              # hundred answers) and real facts it knows for model utility
+              "tofu_real_authors": {"smoke": 10, "mini": 10}[profile], "real_facts": {"smoke": 8, "mini": 20}[profile],
+              "wmdp": wmdp.SIZES[profile],
               "encyclopedia": encyclopedia.SIZES[profile], "rwku": rwku.SIZES[profile], "muse": muse.SIZES[profile]}
     for profile in ("smoke", "mini")
 }
@@ -41,7 +45,19 @@ def build(profile: str) -> dict[str, dict[str, list[dict]]]:
         "rwku": rwku.build(world["people"], people_passages, sizes["rwku"]["targets"], seed),
         "pretrain": {"corpus": corpus, "replay": pretrain.replay(corpus),
                      "probes": pretrain.probes(world, hazard_entities, seed)},
+        # last, so its names are drawn after every other benchmark's and change none of them
+        "tofu-real": tofu_real(sizes["tofu_real_authors"], sizes["real_facts"], seed, taken),
     }
+
+
+def tofu_real(n_authors: int, n_facts: int | None, seed: int, taken: set[str]) -> dict[str, list[dict]]:
+    """TOFU for the real model: fictitious authors in TOFU's schema (their own draw, no name
+    shared with any other role) and, for model utility, real authors and world facts that the
+    real model answers before fine-tuning (`real_facts.known`)."""
+    splits = tofu.build(n_authors, seed + 1, taken)
+    splits["real_authors_perturbed"] = real_facts.known("real_authors", n_facts)
+    splits["world_facts_perturbed"] = real_facts.known("world_facts", n_facts)
+    return splits
 
 
 def generate(profile: str, out_root: str | Path) -> dict[str, int]:
