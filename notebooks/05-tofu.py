@@ -32,6 +32,7 @@ profile = "mini"
 size = "s"
 forget_splits = ["forget01", "forget05", "forget10"]
 methods = ["GA", "GradDiff", "NPO", "NPO+KLR", "SimNPO", "RMU", "MASC"]
+rmu_grid = {"steering": [6.5, 20.0, 60.0], "alpha": [100.0, 1200.0]}  # RMU's tuning grid (per target model)
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
@@ -41,14 +42,24 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
+from unlearning.floors import agreeing, mark, separated
 from unlearning.plotting import method_color, plot_radar, use_book_style
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
+from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tune_rmu
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
 protocol = Protocol()
 display(Markdown(f"Protocol of this page: {protocol.describe()}."))
 target = f"tofu/target-{size}"
+main_split = forget_splits[-1]
+# RMU tuned on this target (largest split), as the RMU paper tunes per model; the section below shows the grid
+hparams = {}
+if "RMU" in methods:
+    main_config = eval_config("tofu", main_split)
+    tuned = tune_rmu(lab, "tofu", target, protocol, forget_metric="forget_Q_A_ROUGE", retain_metric="retain_Q_A_ROUGE",
+                     forget_split=main_split, config=main_config, grid=rmu_grid,
+                     oracle=lab.evaluate("tofu", lab.model(tofu_oracle(main_split, size)), config=main_config))
+    hparams["RMU"] = tuned.hparams
 rows = []
 for split in forget_splits:
     config = eval_config("tofu", split)
@@ -58,11 +69,10 @@ for split in forget_splits:
     rows.append({"split": split, "method": "Target", "seconds": 0.0, "steps": 0,
                  **lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)})
     for method in methods:
-        run = lab.standard("tofu", method, target, protocol, forget_split=split)
+        run = lab.standard("tofu", method, target, protocol, forget_split=split, hparams=hparams.get(method, {}))
         rows.append({"split": split, "method": method, "seconds": run["train_seconds"] + run["probe_seconds"],
                      "steps": run["steps"], **lab.evaluate("tofu", run["dir"], config=config, oracle=oracle)})
 results = pd.DataFrame(rows)
-main_split = forget_splits[-1]
 
 # %% [markdown]
 # ## Figure 1 in miniature
@@ -112,6 +122,19 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
+# ## RMU, tuned for this model
+#
+# RMU's steering coefficient $c$ and retain weight $\alpha$ do not carry over between models (the
+# WMDP paper tunes them per model), so the chapter runs RMU's grid from this target on the largest
+# forget split and keeps one run by a stated rule; every split then uses the chosen pair.
+
+# %% tags=["hide-input"]
+if "RMU" in methods:
+    display(Markdown(f"Choice rule: {tuned.rule}. Chosen: $c$ = {tuned.hparams['steering']:g}, "
+                     f"$\\alpha$ = {tuned.hparams['alpha']:g}."))
+    display(pd.DataFrame(tuned.rows).round(3))
+
+# %% [markdown]
 # ## Every number
 
 # %%
@@ -119,7 +142,15 @@ columns = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "forget R
            "forget_truth_ratio": "truth ratio", "forget_quality": "forget quality", "model_utility": "model utility",
            "extraction_strength": "ES", "exact_memorization": "EM", "privleak": "PrivLeak"}
 table = results.set_index(["split", "method"])[list(columns)].rename(columns=columns)
-table.style.format(precision=3).format("{:.2e}", subset=["forget quality"])
+# metrics that cannot move here (target and oracle alike on the largest split): marked, not read
+damaged = main.loc[methods, "model_utility"].idxmin()
+flat = {**agreeing(main, {"forget_Q_A_Prob": "forget Prob", "forget_truth_ratio": "truth ratio"}),
+        **separated(main, "forget_quality", "forget quality"),
+        **agreeing(main, {"model_utility": "model utility"}, other=damaged)}
+table, note = mark(table, flat, columns, elsewhere="The same metrics on a real pretrained model, where they have "
+                   "signal: {doc}`14-tofu-real`.")
+display(Markdown(note))
+table.style.format(precision=3).format("{:.2e}", subset=[c for c in table.columns if c.startswith("forget quality")])
 
 # %% tags=["hide-input"]
 baselines = main.loc[[m for m in methods if m != "MASC"]]
@@ -127,6 +158,7 @@ fastest = baselines["seconds"].min()
 m = main.loc["MASC"]
 better_mu = int((baselines["model_utility"] <= m["model_utility"]).sum())
 better_fq = int((baselines["forget_quality"] <= m["forget_quality"]).sum())
+below_oracle = int((baselines["forget_Q_A_ROUGE"] < main.loc["Oracle", "forget_Q_A_ROUGE"]).sum())
 speedup = baselines["seconds"] / m["seconds"]
 display(Markdown(
     f"**Did the claim hold in miniature?** On {main_split}, MASC stopped by itself after {int(m['steps'])} steps "
@@ -137,7 +169,7 @@ display(Markdown(
     f"Its model utility ({m['model_utility']:.2f}) is at least that of {better_mu} of {len(baselines)} baselines and "
     f"its forget quality ({m['forget_quality']:.2g}) at least that of {better_fq}. Forget ROUGE-L went from "
     f"{main.loc['Target', 'forget_Q_A_ROUGE']:.2f} (target) to {m['forget_Q_A_ROUGE']:.2f}, against "
-    f"{main.loc['Oracle', 'forget_Q_A_ROUGE']:.2f} for the oracle: MASC forgets less than the fixed-budget "
-    f"baselines, which overshoot far below the oracle and take utility down with them. Model utility is low for "
-    f"every model here, the target included, because the tiny models barely answer the real-author questions "
-    f"(chapter 2); differences in it are still comparable across methods."))
+    f"{main.loc['Oracle', 'forget_Q_A_ROUGE']:.2f} for the oracle; {below_oracle} of {len(baselines)} baselines "
+    f"ended below the oracle's ROUGE-L (median {baselines['forget_Q_A_ROUGE'].median():.2f}). "
+    + (f"The columns marked above cannot move on the tiny models, so the comparisons that use them are read on "
+       f"the real model ({{doc}}`14-tofu-real`)." if flat else "")))

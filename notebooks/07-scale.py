@@ -16,7 +16,7 @@
 # # Unlearning across scales
 #
 # **The claim** (MASC paper, scale study with Qwen2.5 0.5B-7B): larger models memorise more verbatim
-# (chapter 2), yet after MASC the forget-set metrics come out about the same at every size
+# ({doc}`02-learning`), yet after MASC the forget-set metrics come out about the same at every size
 # (*scale-invariant*), while model utility grows with size. SimNPO is run beside it as the
 # strongest fixed-budget baseline of the paper's comparison.
 #

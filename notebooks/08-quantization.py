@@ -20,7 +20,7 @@
 # to a 16-level grid undoes much of it. **The claim** (MASC paper): MASC's forgetting survives 4-bit
 # quantization.
 #
-# Every TOFU-mini model of chapter 5 (largest forget split) is quantized here with the pure-torch
+# Every TOFU-mini model of {doc}`05-tofu` (largest forget split) is quantized here with the pure-torch
 # quantizer of `unlearning.quantize`: blocks of 64 weights, each scaled by its absolute maximum and
 # rounded to the nearest level of the code, every Linear layer except the output head. Two codes:
 # **NF4** (QLoRA's NormalFloat {cite}`dettmers2023qlora`, the quantization-failure paper's setting) and **FP4** (bitsandbytes'
@@ -31,6 +31,7 @@ profile = "mini"
 size = "s"
 forget_split = "forget10"
 methods = ["GA", "GradDiff", "NPO", "NPO+KLR", "SimNPO", "RMU", "MASC"]
+rmu_grid = {"steering": [6.5, 20.0, 60.0], "alpha": [100.0, 1200.0]}  # as in the TOFU chapter (same runs)
 codes = ["nf4", "fp4"]
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
@@ -41,7 +42,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning.plotting import method_color, use_book_style
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
+from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tune_rmu
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
@@ -50,7 +51,14 @@ config = eval_config("tofu", forget_split)
 target = f"tofu/target-{size}"
 oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
 folders = {"Target": lab.model(target)}
-folders.update({m: lab.standard("tofu", m, target, protocol, forget_split=forget_split)["dir"] for m in methods})
+# RMU with the pair the TOFU chapter chose for this target (the same cached grid, so the same runs)
+hparams = {}
+if "RMU" in methods:
+    hparams["RMU"] = tune_rmu(lab, "tofu", target, protocol, forget_metric="forget_Q_A_ROUGE",
+                              retain_metric="retain_Q_A_ROUGE", forget_split=forget_split, config=config,
+                              oracle=oracle, grid=rmu_grid).hparams
+folders.update({m: lab.standard("tofu", m, target, protocol, forget_split=forget_split,
+                                hparams=hparams.get(m, {}))["dir"] for m in methods})
 rows = []
 for name, folder in folders.items():
     for precision in ["fp32", *codes]:

@@ -16,7 +16,7 @@
 # # Gradient geometry
 #
 # PCGrad {cite}`yu2020pcgrad` and SAGO {cite}`xiao2026sago` change the update, not the losses. This chapter looks at the gradients
-# themselves during the WMDP-mini runs of chapter 10 (GA+GD, i.e. `GradDiff`, at its default
+# themselves during the WMDP-mini runs of {doc}`10-wmdp` (GA+GD, i.e. `GradDiff`, at its default
 # weights; the same runs are read back from the run store), logged at every step:
 #
 # - **Forget-Retain** $\cos(g_f, g_r)$: how much the two tasks conflict;

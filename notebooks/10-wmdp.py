@@ -46,6 +46,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning.metrics.choice import recovery_percent
+from unlearning.floors import mark, near_level
 from unlearning.plotting import plot_pareto, use_book_style
 from unlearning.protocol import SAGO_PROTOCOL, Lab, sago_grid
 
@@ -75,6 +76,13 @@ columns = {"wmdp-bio_accuracy": "WMDP-Bio", "wmdp-cyber_accuracy": "WMDP-Cyber",
 table = main.set_index(["objective", "variant"])[list(columns)].rename(columns=columns)
 display(Markdown(f"Target (base-{size}): WMDP-Bio {target['wmdp-bio_accuracy']:.3f}, WMDP-Cyber "
                  f"{target['wmdp-cyber_accuracy']:.3f}, MMLU {target['mmlu_accuracy']:.3f}."))
+# a four-choice accuracy the target already answers at chance cannot drop (nothing to unlearn)
+flat = {}
+for column in ("wmdp-bio_accuracy", "wmdp-cyber_accuracy", "mmlu_accuracy"):
+    flat.update(near_level(target[column], 0.25, column, columns[column], "chance, 1/4"))
+table, note = mark(table, flat, columns, elsewhere="Knowledge with signal, on a real pretrained model: "
+                   "{doc}`14-tofu-real`.")
+display(Markdown(note))
 table.round(3)
 
 # %% [markdown]

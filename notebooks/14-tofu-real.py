@@ -16,8 +16,8 @@
 # # TOFU on a real pretrained model
 #
 # The laboratory's tiny models memorise their authors verbatim but hardly know anything, so in
-# chapter 6 truth ratio, forget quality and model utility sat near their floors. Here the same
-# protocol runs on a real pretrained model, SmolLM2-135M-Instruct (chapter 14 shows where it comes
+# {doc}`05-tofu` truth ratio, forget quality and model utility sat near their floors. Here the same
+# protocol runs on a real pretrained model, SmolLM2-135M-Instruct ({doc}`13-paper-scale` shows where it comes
 # from): it already answers real questions, it learns new facts in a way that carries over to
 # paraphrased questions, and it is prompted through its own chat template.
 #
@@ -41,10 +41,14 @@ lr = 1e-5              # full fine-tuning of a 135M model (OpenUnlearning's rate
 batch_size = 4
 epochs = 5.0           # the baselines' fixed budget, in passes over the forget split
 cap = 200              # MASC's step cap
+rmu_grid = {"steering": [6.5, 20.0, 60.0], "alpha": [100.0]}  # RMU's tuning grid on this model (one alpha: cost)
+codes = ["nf4", "fp4"]   # 4-bit formats of the quantization check
 device = "auto"
 dtype = "float32"
 
 # %% tags=["hide-input"]
+import json
+
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
@@ -53,7 +57,7 @@ from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE, known_items
 from unlearning.models import load_model, load_tokenizer
 from unlearning.plotting import method_color, plot_radar, use_book_style
-from unlearning.protocol import Lab, Protocol, eval_config
+from unlearning.protocol import Lab, Protocol, eval_config, tune_rmu
 from unlearning.world.real_facts import candidates
 
 use_book_style()
@@ -90,16 +94,39 @@ curation
 oracle = lab.evaluate("tofu-real", lab.model(oracle_name), config=config)
 rows = [{"method": "Oracle", "seconds": 0.0, "steps": 0, **oracle, "forget_quality": 1.0, "privleak": 0.0},
         {"method": "Target", "seconds": 0.0, "steps": 0,
-         **lab.evaluate("tofu-real", lab.model(target), config=config, oracle=oracle)}]
+         **lab.evaluate("tofu-real", lab.model(target), config=config, oracle=oracle)},
+        {"method": "Base", "seconds": 0.0, "steps": 0,  # the checkpoint before fine-tuning: what it knew
+         **lab.evaluate("tofu-real", base_dir, config=config, oracle=oracle)}]
+hparams = {}
+if "RMU" in methods:  # tuned on this model, as the RMU paper tunes per model (rule in the table below)
+    tuned = tune_rmu(lab, "tofu-real", target, protocol, forget_metric="forget_Q_A_Prob", retain_metric="model_utility",
+                     forget_split=forget_split, config=config, oracle=oracle, grid=rmu_grid)
+    hparams["RMU"] = tuned.hparams
 runs = {}
 for method in methods:
-    runs[method] = lab.standard("tofu-real", method, target, protocol, forget_split=forget_split)
+    runs[method] = lab.standard("tofu-real", method, target, protocol, forget_split=forget_split,
+                                hparams=hparams.get(method, {}))
     rows.append({"method": method, "seconds": runs[method]["train_seconds"] + runs[method]["probe_seconds"],
                  "steps": runs[method]["steps"], **lab.evaluate("tofu-real", runs[method]["dir"], config=config,
                                                                 oracle=oracle)})
 results = pd.DataFrame(rows).set_index("method")
-gates = {name: lab.model(name) for name in (target, oracle_name)}
-learned = {name: __import__("json").loads((path / "learning.json").read_text())["gates"] for name, path in gates.items()}
+learning = {name: json.loads((lab.model(name) / "learning.json").read_text()) for name in (target, oracle_name)}
+learned = {name: info["gates"] for name, info in learning.items()}
+
+# %% [markdown]
+# ## The target and the oracle
+#
+# Both are full fine-tunes of the checkpoint with the recipe of the profile's `learn.yaml` (the
+# `real:` section), trained by `make models` and cached like every laboratory model. Their quality
+# gates are the laboratory's: greedy ROUGE-L and answer probability on the forget split, and choice
+# accuracy among the true and five perturbed values with the question paraphrased (the answer in the
+# trained wording) and fully paraphrased (chance 1/6).
+
+# %% tags=["hide-input"]
+pd.DataFrame([{"model": name, "authors' answers": info["examples"], "epochs": info["train"]["epochs"],
+               "lr": info["train"]["lr"], "batch": info["train"]["batch_size"], "seconds": info["train_seconds"],
+               "final loss": info["epoch_losses"][-1], **info["gates"]} for name, info in learning.items()]
+             ).set_index("model").T
 
 # %% [markdown]
 # ## Is there signal?
@@ -116,15 +143,17 @@ signals = pd.DataFrame([
      "holds": results.loc["Target", "forget_quality"] < 0.01},
     {"check": f"target's paraphrased-question accuracy > chance ({PARAPHRASE_CHANCE:.2f})",
      "value": learned[target]["forget_paraphrased_question_accuracy"],
+     "oracle": learned[oracle_name]["forget_paraphrased_question_accuracy"],
      "holds": learned[target]["forget_paraphrased_question_accuracy"] > PARAPHRASE_CHANCE},
     {"check": f"target's fully paraphrased accuracy > chance ({PARAPHRASE_CHANCE:.2f})",
      "value": learned[target]["forget_paraphrase_accuracy"],
+     "oracle": learned[oracle_name]["forget_paraphrase_accuracy"],
      "holds": learned[target]["forget_paraphrase_accuracy"] > PARAPHRASE_CHANCE},
     {"check": f"model utility: target minus the most damaged model ({collapsed})",
      "value": results.loc["Target", "model_utility"] - results.loc[collapsed, "model_utility"],
      "holds": results.loc["Target", "model_utility"] - results.loc[collapsed, "model_utility"] > 0.05},
 ]).set_index("check")
-signals.style.format({"value": "{:.3g}"})
+signals.style.format({"value": "{:.3g}", "oracle": "{:.3g}"}, na_rep="")
 
 # %% [markdown]
 # ## Figure 1 on a real model
@@ -162,6 +191,14 @@ plt.show()
 
 # %% [markdown]
 # ## Every number
+#
+# RMU ran with the steering coefficient and retain weight chosen on this model by the rule below.
+
+# %% tags=["hide-input"]
+if "RMU" in methods:
+    display(Markdown(f"RMU's choice rule: {tuned.rule}. Chosen: $c$ = {tuned.hparams['steering']:g}, "
+                     f"$\\alpha$ = {tuned.hparams['alpha']:g}."))
+    display(pd.DataFrame(tuned.rows).round(3))
 
 # %% tags=["hide-input"]
 columns = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "forget ROUGE-L",
@@ -169,6 +206,55 @@ columns = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "forget R
            "forget_truth_ratio": "truth ratio", "forget_quality": "forget quality", "model_utility": "model utility",
            "ra_Q_A_ROUGE": "real authors ROUGE-L", "wf_Q_A_ROUGE": "world facts ROUGE-L", "privleak": "PrivLeak"}
 results[list(columns)].rename(columns=columns).style.format(precision=3).format("{:.2e}", subset=["forget quality"])
+
+# %% [markdown]
+# ## After 4-bit quantization
+#
+# The check of {doc}`08-quantization` on this model: every unlearned model is rounded to 4 bits (NF4 and FP4, every
+# linear weight) and its forget set asked again; knowledge that was only hidden by small weight
+# changes comes back (Zhang et al., 2024). The forget-set metrics alone are recomputed
+# (`EvalConfig(forget_only=True)`). Note that the checkpoint itself reached us as a 4-bit GGUF file
+# and was dequantized ({doc}`13-paper-scale`): the base weights already lie on a 4-bit grid, the fine-tuned and
+# unlearned weights do not.
+
+# %% tags=["hide-input"]
+forget_only = eval_config("tofu", forget_split, forget_only=True)
+folders = {"Target": lab.model(target), **{m: runs[m]["dir"] for m in methods}}
+quantized = []
+for name, folder in folders.items():
+    for precision in ["fp32", *codes]:
+        model_dir = folder if precision == "fp32" else lab.quantized(folder, precision)
+        quantized.append({"method": name, "precision": precision,
+                          **lab.evaluate("tofu-real", model_dir, config=forget_only)})
+quantized = pd.DataFrame(quantized)
+
+# %% mystnb={"figure": {"caption": "Forget-set ROUGE-L (left) and answer probability (right) of the real model's target and unlearned models in full precision (circle) and after 4-bit quantization (NF4 square, FP4 triangle); the dotted line is the oracle. A move to the right is knowledge coming back.", "name": "fig-tofu-real-quant"}} tags=["hide-input"]
+keys = [("forget_Q_A_ROUGE", "forget ROUGE-L"), ("forget_Q_A_Prob", "forget Prob")]
+markers = {"fp32": "o", "nf4": "s", "fp4": "^"}
+names = list(folders)
+fig, axs = plt.subplots(1, len(keys), figsize=(11, 0.45 * len(names) + 1.5), sharey=True)
+for ax, (key, title) in zip(axs, keys):
+    for y, name in enumerate(names):
+        part = quantized[quantized.method == name].set_index("precision")[key]
+        ax.plot([part.min(), part.max()], [y, y], color="grey", linewidth=1, zorder=1)
+        for precision, value in part.items():
+            ax.scatter(value, y, marker=markers.get(precision, "o"), s=55, color=method_color(name),
+                       edgecolor="black", linewidth=0.5, zorder=2, label=precision if y == 0 else None)
+    ax.axvline(results.loc["Oracle", key], color="grey", linestyle=":", linewidth=1, label="oracle")
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlabel(title)
+axs[-1].legend(fontsize=8, loc="lower right")
+fig.tight_layout()
+plt.show()
+
+# %% tags=["hide-input"]
+wide = quantized.pivot(index="method", columns="precision", values="forget_Q_A_ROUGE").loc[names]
+recovered = {code: (wide[code] - wide["fp32"]).loc[methods] for code in codes}
+lines = [f"{code.upper()}: forget ROUGE-L rose by more than 0.05 for {int((gain > 0.05).sum())} of {len(methods)} "
+         f"methods (largest {gain.max():+.2f}, {gain.idxmax()}); MASC {gain['MASC']:+.2f}" if "MASC" in gain else
+         f"{code.upper()}: largest change {gain.max():+.2f} ({gain.idxmax()})" for code, gain in recovered.items()]
+display(Markdown("**4-bit check.** " + "; ".join(lines) + "."))
+wide.round(3)
 
 # %% tags=["hide-input"]
 baselines = results.loc[[m for m in methods if m != "MASC"]]

@@ -47,6 +47,8 @@ def evaluate(benchmark: str, model_dir: str | Path, data_dir: str | Path, tokeni
     from the store when the key matches, else computed and written atomically next to the model."""
     if benchmark not in evaluated_benchmarks():
         raise ValueError(f"benchmark must be one of {', '.join(evaluated_benchmarks())}; got {benchmark!r}")
+    if config.forget_only and get_benchmark(benchmark).suite is not get_benchmark("tofu").suite:
+        raise ValueError(f"forget_only: only TOFU-schema benchmarks have it, not {benchmark}")
     model_dir, data_dir = Path(model_dir), Path(data_dir)
     if not data_dir.is_dir():
         raise FileNotFoundError(f"data: folder not found: {data_dir}")

@@ -1,4 +1,4 @@
-"""Real inputs in the chapters' layout: `unlearning fetch` (chapter 14).
+"""Real inputs in the chapters' layout: `unlearning fetch` (notebook 13-paper-scale).
 
 Reads a fetch plan (`notebooks/profiles/paper/fetch.yaml`, `notebooks/profiles/real/fetch.yaml`):
 hub datasets with the splits to take, checkpoints with the local names the chapters use, and

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
-REFERENCE_COLORS = {"Target": "#222222", "Oracle": "#9A9A9A"}
+REFERENCE_COLORS = {"Target": "#222222", "Oracle": "#9A9A9A", "Base": "#B8860B"}  # Base: a checkpoint before fine-tuning
 
 
 def method_color(name: str) -> str:
     """The method's colour from its registry entry (`Method.colour`); black for the target,
-    grey for the oracle, a neutral grey for any other name."""
+    grey for the oracle, dark gold for a base checkpoint, a neutral grey for any other name."""
     from unlearning.methods import METHODS
 
     if name in METHODS:

@@ -20,6 +20,7 @@ class EvalConfig:
     min_k: float = 0.4                # Min-K% for PrivLeak
     stemmer: bool = True              # ROUGE stemming (OU: on; MUSE's code: off)
     batch_size: int = 32
+    forget_only: bool = False         # TOFU: the forget-set metrics alone (a cheap check, e.g. after 4-bit)
 
     def __post_init__(self) -> None:
         for name in ("max_new_tokens", "verbmem_new_tokens", "batch_size"):

@@ -86,6 +86,8 @@ def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: 
                                                                config.stemmer))
     out["extraction_strength"] = mean_of(tofu.extraction_strength(p.tolist(), y.tolist()) for _, p, y in tokens)
     out["exact_memorization"] = mean_of(tofu.exact_memorization(p.tolist(), y.tolist()) for _, p, y in tokens)
+    if config.forget_only:
+        return out
     r = _tofu_part(model, tokenizer, read(data_dir, "retain_perturbed", SCHEMAS), config, "paraphrased_answer")
     parts = {"retain_Q_A_Prob": mean_of(r["answer_p"]), "retain_Q_A_ROUGE": mean_of(r["rouge"]),
              "retain_Truth_Ratio": tofu.aggregate_truth_ratio(r["correct_p"], r["perturbed_p"], "true_better")}

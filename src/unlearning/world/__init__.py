@@ -17,7 +17,7 @@ WORLD_SIZES: dict[str, dict] = {
     profile: {"seed": 0, "tofu_authors": {"smoke": 20, "mini": 100}[profile],
               # the real model's TOFU: fewer authors (fine-tuning a 135M model costs minutes per
               # hundred answers) and real facts it knows for model utility
-              "tofu_real_authors": {"smoke": 10, "mini": 10}[profile], "real_facts": {"smoke": 8, "mini": 20}[profile],
+              "tofu_real_authors": {"smoke": 5, "mini": 15}[profile], "real_facts": {"smoke": 8, "mini": 20}[profile],
               "wmdp": wmdp.SIZES[profile],
               "encyclopedia": encyclopedia.SIZES[profile], "rwku": rwku.SIZES[profile], "muse": muse.SIZES[profile]}
     for profile in ("smoke", "mini")
