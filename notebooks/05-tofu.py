@@ -32,7 +32,7 @@ profile = "mini"
 size = "s"
 forget_splits = ["forget01", "forget05", "forget10"]
 methods = ["GA", "GradDiff", "NPO", "NPO+KLR", "SimNPO", "RMU", "MASC"]
-rmu_grid = {"steering": [6.5, 20.0, 60.0], "alpha": [100.0, 1200.0]}  # RMU's tuning grid (per target model)
+rmu_grid = {"steering": [1.0, 4.0, 16.0], "alpha": [100.0, 1200.0], "lr_multiple": [1.0, 10.0]}  # RMU's tuning grid (per target model)
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
@@ -53,13 +53,13 @@ display(Markdown(f"Protocol of this page: {protocol.describe()}."))
 target = f"tofu/target-{size}"
 main_split = forget_splits[-1]
 # RMU tuned on this target (largest split), as the RMU paper tunes per model; the section below shows the grid
-hparams = {}
+settings = {}  # method -> (protocol, hparams) where they differ from the shared protocol
 if "RMU" in methods:
     main_config = eval_config("tofu", main_split)
     tuned = tune_rmu(lab, "tofu", target, protocol, forget_metric="forget_Q_A_ROUGE", retain_metric="retain_Q_A_ROUGE",
                      forget_split=main_split, config=main_config, grid=rmu_grid,
                      oracle=lab.evaluate("tofu", lab.model(tofu_oracle(main_split, size)), config=main_config))
-    hparams["RMU"] = tuned.hparams
+    settings["RMU"] = (tuned.protocol, tuned.hparams)
 rows = []
 for split in forget_splits:
     config = eval_config("tofu", split)
@@ -69,7 +69,8 @@ for split in forget_splits:
     rows.append({"split": split, "method": "Target", "seconds": 0.0, "steps": 0,
                  **lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)})
     for method in methods:
-        run = lab.standard("tofu", method, target, protocol, forget_split=split, hparams=hparams.get(method, {}))
+        run_protocol, hparams = settings.get(method, (protocol, {}))
+        run = lab.standard("tofu", method, target, run_protocol, forget_split=split, hparams=hparams)
         rows.append({"split": split, "method": method, "seconds": run["train_seconds"] + run["probe_seconds"],
                      "steps": run["steps"], **lab.evaluate("tofu", run["dir"], config=config, oracle=oracle)})
 results = pd.DataFrame(rows)
@@ -126,12 +127,15 @@ plt.show()
 #
 # RMU's steering coefficient $c$ and retain weight $\alpha$ do not carry over between models (the
 # WMDP paper tunes them per model), so the chapter runs RMU's grid from this target on the largest
-# forget split and keeps one run by a stated rule; every split then uses the chosen pair.
+# forget split and keeps one run by a stated rule; every split then uses the chosen settings. $c$ is
+# a multiple of the target's mean activation norm at the hooked layer (an absolute $c$ of 6.5-20, the
+# official range, lies below these models' norms), and since RMU trains only three down-projections
+# its learning rate is searched too (the protocol's and ten times it).
 
 # %% tags=["hide-input"]
 if "RMU" in methods:
-    display(Markdown(f"Choice rule: {tuned.rule}. Chosen: $c$ = {tuned.hparams['steering']:g}, "
-                     f"$\\alpha$ = {tuned.hparams['alpha']:g}."))
+    display(Markdown(f"Choice rule: {tuned.rule}. Chosen: $c$ = {tuned.hparams['steering']:g} x the activation "
+                     f"norm, $\\alpha$ = {tuned.hparams['alpha']:g}, learning rate {tuned.protocol.lr:g}."))
     display(pd.DataFrame(tuned.rows).round(3))
 
 # %% [markdown]

@@ -31,7 +31,7 @@ profile = "mini"
 size = "s"
 forget_split = "forget10"
 methods = ["GA", "GradDiff", "NPO", "NPO+KLR", "SimNPO", "RMU", "MASC"]
-rmu_grid = {"steering": [6.5, 20.0, 60.0], "alpha": [100.0, 1200.0]}  # as in the TOFU chapter (same runs)
+rmu_grid = {"steering": [1.0, 4.0, 16.0], "alpha": [100.0, 1200.0], "lr_multiple": [1.0, 10.0]}  # as in the TOFU chapter (same runs)
 codes = ["nf4", "fp4"]
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
@@ -52,13 +52,14 @@ target = f"tofu/target-{size}"
 oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
 folders = {"Target": lab.model(target)}
 # RMU with the pair the TOFU chapter chose for this target (the same cached grid, so the same runs)
-hparams = {}
+settings = {}  # method -> (protocol, hparams) where they differ from the shared protocol
 if "RMU" in methods:
-    hparams["RMU"] = tune_rmu(lab, "tofu", target, protocol, forget_metric="forget_Q_A_ROUGE",
-                              retain_metric="retain_Q_A_ROUGE", forget_split=forget_split, config=config,
-                              oracle=oracle, grid=rmu_grid).hparams
-folders.update({m: lab.standard("tofu", m, target, protocol, forget_split=forget_split,
-                                hparams=hparams.get(m, {}))["dir"] for m in methods})
+    tuned = tune_rmu(lab, "tofu", target, protocol, forget_metric="forget_Q_A_ROUGE", retain_metric="retain_Q_A_ROUGE",
+                     forget_split=forget_split, config=config, oracle=oracle, grid=rmu_grid)
+    settings["RMU"] = (tuned.protocol, tuned.hparams)
+for m in methods:
+    run_protocol, hparams = settings.get(m, (protocol, {}))
+    folders[m] = lab.standard("tofu", m, target, run_protocol, forget_split=forget_split, hparams=hparams)["dir"]
 rows = []
 for name, folder in folders.items():
     for precision in ["fp32", *codes]:

@@ -58,6 +58,31 @@ def test_rmu_trains_only_its_down_projections_and_draws_one_control(target, toke
         rmu_layer(model, {**hparams, "layer": 99})
 
 
+def test_rmu_activation_norm_matches_one_example_at_a_time_and_scales_the_control(target, tokenizer, splits):
+    """Reference: each forget example alone (no padding), the hooked layer's output norms of its
+    tokens, averaged over all tokens of the set; the control vector's norm is steering x that."""
+    from unlearning.methods import Context, prepare_rmu, rmu_activation_norm
+
+    spec = get_method("RMU")
+    hp = spec.hparams(steering=3.0, steering_scale="activation_norm")
+    forget = splits["forget10"][:7]
+    norms = []
+    with torch.no_grad():
+        for example in forget:
+            out = target(input_ids=torch.tensor([example.input_ids]), output_hidden_states=True)
+            norms.extend(out.hidden_states[rmu_layer(target, hp) + 1][0].norm(dim=-1).tolist())
+    reference = sum(norms) / len(norms)
+    assert rmu_activation_norm(target, forget, tokenizer.pad_token_id, hp, batch_size=3) == pytest.approx(reference, rel=1e-5)
+    ctx = Context(hparams=hp, generator=torch.Generator().manual_seed(0))
+    prepare_rmu(target, forget, tokenizer.pad_token_id, ctx)
+    assert float(ctx.control.norm()) == pytest.approx(3.0 * reference, rel=1e-5)
+    ctx = Context(hparams=spec.hparams(steering=3.0), generator=torch.Generator().manual_seed(0))
+    prepare_rmu(target, forget, tokenizer.pad_token_id, ctx)
+    assert float(ctx.control.norm()) == pytest.approx(3.0, rel=1e-6)  # absolute: the official code
+    with pytest.raises(ValueError, match="steering_scale must be"):
+        spec.hparams(steering_scale="relative")
+
+
 def test_idk_forget_data_pairs_questions_with_refusals(world):
     records = load_split(world / "tofu", "forget10")
     idk = idk_records(records, seed=3)

@@ -188,7 +188,7 @@ def test_the_protocol_describes_itself_from_its_values():
 
 
 class _GridLab:
-    """A lab whose RMU runs are named by their (steering, alpha) and whose metrics are a table."""
+    """A lab whose RMU runs are named by their (steering, alpha, lr) and whose metrics are a table."""
 
     def __init__(self, start: dict, table: dict):
         self.start, self.table, self.asked = start, table, []
@@ -197,40 +197,34 @@ class _GridLab:
         return name
 
     def standard(self, benchmark, method, model, protocol, forget_split=None, hparams=None):
-        assert method == "RMU"
-        self.asked.append((hparams["steering"], hparams["alpha"]))
-        return {"dir": (hparams["steering"], hparams["alpha"])}
+        assert method == "RMU" and hparams["steering_scale"] == "activation_norm"
+        self.asked.append((hparams["steering"], hparams["alpha"], protocol.lr))
+        return {"dir": (hparams["steering"], hparams["alpha"], protocol.lr)}
 
     def evaluate(self, benchmark, model_dir, config=None, oracle=None):
         return self.start if model_dir == "target" else self.table[model_dir]
 
 
 def test_rmu_tuning_takes_the_most_forgetting_run_that_keeps_retention():
-    from unlearning.protocol import tune_rmu
+    from unlearning.protocol import Protocol, tune_rmu
 
-    grid = {"steering": (6.5, 20.0), "alpha": (100.0, 1200.0)}
-    table = {(6.5, 100.0): {"f": 0.80, "r": 0.90}, (6.5, 1200.0): {"f": 0.85, "r": 0.92},
-             (20.0, 100.0): {"f": 0.10, "r": 0.50},   # forgets most but breaks retention: not eligible
-             (20.0, 1200.0): {"f": 0.40, "r": 0.86}}  # 0.90 - 0.86 = 0.04 <= 0.05: eligible, lowest f
+    grid = {"steering": (1.0, 4.0), "alpha": (100.0, 1200.0), "lr_multiple": (1.0, 10.0)}
+    table = {key: {"f": 0.85, "r": 0.92} for key in
+             [(c, a, lr) for lr in (1e-4, 1e-3) for c in (1.0, 4.0) for a in (100.0, 1200.0)]}
+    table[(1.0, 100.0, 1e-4)] = {"f": 0.80, "r": 0.90}
+    table[(4.0, 100.0, 1e-3)] = {"f": 0.10, "r": 0.50}   # forgets most but breaks retention: not eligible
+    table[(4.0, 1200.0, 1e-3)] = {"f": 0.40, "r": 0.86}  # 0.90 - 0.86 = 0.04 <= 0.05: eligible, lowest f
     lab = _GridLab({"f": 0.9, "r": 0.90}, table)
-    tuned = tune_rmu(lab, "tofu", "target", forget_metric="f", retain_metric="r", grid=grid)
-    assert tuned.hparams == {"steering": 20.0, "alpha": 1200.0}
+    tuned = tune_rmu(lab, "tofu", "target", Protocol(lr=1e-4), forget_metric="f", retain_metric="r", grid=grid)
+    assert tuned.hparams == {"steering": 4.0, "steering_scale": "activation_norm", "alpha": 1200.0}
+    assert tuned.protocol == Protocol(lr=1e-3)
     assert sorted(lab.asked) == sorted(table) and [row["chosen"] for row in tuned.rows].count(True) == 1
-    assert [row["eligible"] for row in tuned.rows] == [True, True, False, True]
-    # nothing keeps retention within 0.01: the best-retaining run is taken
-    tuned = tune_rmu(_GridLab({"f": 0.9, "r": 0.99}, table), "tofu", "target", forget_metric="f", retain_metric="r",
-                     grid=grid, max_retain_drop=0.01)
-    assert tuned.hparams == {"steering": 6.5, "alpha": 1200.0} and "0.01" in tuned.rule
-    with pytest.raises(ValueError, match="needs non-empty 'steering' and 'alpha'"):
+    assert sum(not row["eligible"] for row in tuned.rows) == 1
+    # nothing keeps retention within 0.01 of 0.99: the best-retaining run is taken
+    table[(1.0, 1200.0, 1e-4)] = {"f": 0.85, "r": 0.95}
+    tuned = tune_rmu(_GridLab({"f": 0.9, "r": 0.99}, table), "tofu", "target", Protocol(lr=1e-4), forget_metric="f",
+                     retain_metric="r", grid=grid, max_retain_drop=0.01)
+    assert (tuned.hparams["steering"], tuned.hparams["alpha"], tuned.protocol.lr) == (1.0, 1200.0, 1e-4)
+    assert "0.01" in tuned.rule
+    with pytest.raises(ValueError, match="needs non-empty"):
         tune_rmu(lab, "tofu", "target", forget_metric="f", retain_metric="r", grid={"steering": (1.0,)})
-
-
-def test_forget_only_evaluation_is_the_full_suites_forget_part(lab):
-    from unlearning.protocol import eval_config
-
-    full = lab.evaluate("tofu", lab.model("tofu/target-xs"), config=eval_config("tofu", "forget10"))
-    part = lab.evaluate("tofu", lab.model("tofu/target-xs"), config=eval_config("tofu", "forget10", forget_only=True))
-    assert "model_utility" not in part and "model_utility" in full
-    assert {k: part[k] for k in part if k != "eval_seconds"} == {k: full[k] for k in part if k != "eval_seconds"}
-    with pytest.raises(ValueError, match="only TOFU-schema benchmarks"):
-        lab.evaluate("wmdp", lab.model("base-xs"), config=eval_config("wmdp", forget_only=True))

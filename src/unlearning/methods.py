@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from unlearning import losses
+from unlearning.data import batches, on_device
 from unlearning.margin import shifted_margins, suffix_mask, tau_from_rho
 
 
@@ -173,10 +174,30 @@ def prepare_npo(model, forget, pad_token_id: int, ctx: Context) -> None:
     ctx.ref_logprobs = reference_logprobs(model, forget, pad_token_id).to(next(model.parameters()).device)
 
 
+def rmu_activation_norm(model, forget, pad_token_id: int, hp: dict, batch_size: int = 8) -> float:
+    """Mean L2 norm of the hooked layer's activations over the forget set's averaged tokens (the
+    start model's): the scale a control vector c * u must exceed to steer rather than shrink
+    them (10-16 for the laboratory's models, about 630 for SmolLM2-135M at its middle layer)."""
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for batch in batches(forget, batch_size, pad_token_id):
+            hidden, mask = _rmu_activations(model, on_device(batch, model), hp)
+            norms = hidden.float().norm(dim=-1)[mask]
+            total, count = total + float(norms.sum()), count + int(norms.numel())
+    return total / max(count, 1)
+
+
 def prepare_rmu(model, forget, pad_token_id: int, ctx: Context) -> None:
-    """RMU's control vector c * u, u ~ U[0, 1)^H normalised, drawn once from the run's generator."""
+    """RMU's control vector c * u, u ~ U[0, 1)^H normalised, drawn once from the run's generator.
+    With `steering_scale="activation_norm"` the norm of the control vector is `steering` times the
+    start model's mean activation norm on the forget set (`rmu_activation_norm`), so one grid of
+    multiples fits models whose activations differ by orders of magnitude; "absolute" (the official
+    code) takes `steering` as the norm itself."""
     u = torch.rand(model.config.hidden_size, generator=ctx.generator)
-    ctx.control = ctx.hparams["steering"] * u / u.norm()
+    scale = 1.0
+    if ctx.hparams["steering_scale"] == "activation_norm":
+        scale = rmu_activation_norm(model, forget, pad_token_id, ctx.hparams)
+    ctx.control = ctx.hparams["steering"] * scale * u / u.norm()
 
 
 def check_rmu_lora(hparams: dict, lora: dict | None) -> None:
@@ -280,6 +301,8 @@ def validate_hparams(name: str, hp: dict) -> None:
         raise ValueError(f"{name}: tokens must be 'all' or 'answer', got {hp['tokens']!r}")
     if hp.get("train_scope", "rmu") not in ("rmu", "all"):
         raise ValueError(f"{name}: train_scope must be 'rmu' or 'all', got {hp['train_scope']!r}")
+    if hp.get("steering_scale", "absolute") not in ("absolute", "activation_norm"):
+        raise ValueError(f"{name}: steering_scale must be 'absolute' or 'activation_norm', got {hp['steering_scale']!r}")
     if "steering" in hp and not hp["steering"] > 0:
         raise ValueError(f"{name}: steering must be > 0, got {hp['steering']!r}")
     if hp.get("competitors", "self") not in ("self", "teacher"):
@@ -301,8 +324,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            colour="#B8651F"),
     # RMU (WMDP paper): hook the middle layer, train its and the two previous down-projections,
     # steering c and retain weight alpha need per-model tuning (official Zephyr: c 6.5, alpha 1200)
-    Method("RMU", "rmu", "rmu", {"gamma": 1.0, "alpha": 100.0, "steering": 6.5, "layer": None,
-                                 "tokens": "all", "train_scope": "rmu"}, colour="#7B4FA0", **_RMU),
+    Method("RMU", "rmu", "rmu", {"gamma": 1.0, "alpha": 100.0, "steering": 6.5, "steering_scale": "absolute",
+                                 "layer": None, "tokens": "all", "train_scope": "rmu"}, colour="#7B4FA0", **_RMU),
     Method("IdkNLL", "idk", "nll", dict(_GD), colour="#8C8C8C", forget_records=idk_answers),
     Method("MASC", "masc", "kl", dict(MASC_DEFAULTS), colour="#C84545", default_stop="violation",
            probe_settings=masc_probe_settings),

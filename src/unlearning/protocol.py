@@ -221,19 +221,22 @@ def eval_config(benchmark: str, forget_split: str | None = None, **changes) -> E
     return replace(config, **changes)
 
 
-# RMU's two knobs, tuned per model (WMDP paper s. 5 and app. B; benchmarks.md s. 3: "c and alpha
-# need per-model tuning"): the steering coefficient c (the norm the forget activations are pushed
-# to) and the retain weight alpha. The grid spans the official code's defaults (c 20, alpha 100),
-# the Zephyr run (c 6.5, alpha 1200) and a larger c for models whose activations are larger.
-RMU_GRID = {"steering": (6.5, 20.0, 60.0), "alpha": (100.0, 1200.0)}
+# RMU's knobs, tuned per model (WMDP paper s. 5 and app. B; benchmarks.md s. 3: "c and alpha need
+# per-model tuning"). The steering coefficient is a multiple of the start model's mean activation
+# norm at the hooked layer (`steering_scale="activation_norm"`): an absolute c in the official range
+# (6.5-20) lies below the norms of these models (10-16 for the laboratory's, about 630 for
+# SmolLM2-135M), so it would shrink the forget activations rather than steer them. RMU trains three
+# down-projections only, so the learning rate is searched too, as a multiple of the protocol's.
+RMU_GRID = {"steering": (1.0, 4.0, 16.0), "alpha": (100.0, 1200.0), "lr_multiple": (1.0, 10.0)}
 
 
 @dataclass(frozen=True)
 class Tuned:
-    """The outcome of a hyper-parameter search: the chosen `hparams`, every grid point's metrics
-    (`rows`, with `chosen` marked) and the choice rule in words."""
+    """The outcome of a hyper-parameter search: the chosen `hparams` and `protocol` (its learning
+    rate), every grid point's metrics (`rows`, with `chosen` marked) and the choice rule in words."""
 
     hparams: dict
+    protocol: Protocol
     rows: list[dict]
     rule: str
 
@@ -241,31 +244,34 @@ class Tuned:
 def tune_rmu(lab: Lab, benchmark: str, model: str, protocol: Protocol = Protocol(), *, forget_metric: str,
              retain_metric: str, forget_split: str | None = None, config: EvalConfig = EvalConfig(),
              oracle: dict | None = None, grid: dict = RMU_GRID, max_retain_drop: float = 0.05) -> Tuned:
-    """RMU's steering coefficient and retain weight for one start model, chosen as the RMU paper
-    chooses them: the run that lowers the forget metric most (`forget_metric`, lower is better)
-    among those whose retain metric (`retain_metric`, higher is better) stays within
+    """RMU's steering multiple, retain weight and learning rate for one start model, chosen as the
+    RMU paper chooses them: the run that lowers the forget metric most (`forget_metric`, lower is
+    better) among those whose retain metric (`retain_metric`, higher is better) stays within
     `max_retain_drop` of the start model's; when none does, the one that keeps the retain metric
     best. Every grid run and evaluation is cached, so chapters that ask again pay nothing, and the
-    chosen run is the one `lab.standard(..., hparams=tuned.hparams)` returns."""
+    chosen run is the one `lab.standard(..., tuned.protocol, hparams=tuned.hparams)` returns."""
     if not max_retain_drop >= 0:
         raise ValueError(f"max_retain_drop must be >= 0, got {max_retain_drop!r}")
-    unknown = set(grid) - {"steering", "alpha"}
-    if unknown or not all(grid.get(k) for k in ("steering", "alpha")):
-        raise ValueError(f"grid: needs non-empty 'steering' and 'alpha' lists, got {sorted(grid)}")
+    if set(grid) != set(RMU_GRID) or not all(grid[k] for k in RMU_GRID):
+        raise ValueError(f"grid: needs non-empty {', '.join(map(repr, RMU_GRID))} lists, got {sorted(grid)}")
     start = lab.evaluate(benchmark, lab.model(model), config=config, oracle=oracle)
     floor = start[retain_metric] - max_retain_drop
-    rows = []
-    for steering in grid["steering"]:
-        for alpha in grid["alpha"]:
-            hparams = {"steering": float(steering), "alpha": float(alpha)}
-            record = lab.standard(benchmark, "RMU", model, protocol, forget_split=forget_split, hparams=hparams)
-            metrics = lab.evaluate(benchmark, record["dir"], config=config, oracle=oracle)
-            rows.append({**hparams, forget_metric: metrics[forget_metric], retain_metric: metrics[retain_metric],
-                         "eligible": metrics[retain_metric] >= floor, "chosen": False})
-    eligible = [row for row in rows if row["eligible"]]
-    best = (min(eligible, key=lambda row: row[forget_metric]) if eligible
-            else max(rows, key=lambda row: row[retain_metric]))
-    best["chosen"] = True
+    rows, settings = [], []
+    for multiple in grid["lr_multiple"]:
+        for steering in grid["steering"]:
+            for alpha in grid["alpha"]:
+                hparams = {"steering": float(steering), "steering_scale": "activation_norm", "alpha": float(alpha)}
+                run_protocol = replace(protocol, lr=protocol.lr * float(multiple))
+                record = lab.standard(benchmark, "RMU", model, run_protocol, forget_split=forget_split, hparams=hparams)
+                metrics = lab.evaluate(benchmark, record["dir"], config=config, oracle=oracle)
+                settings.append((hparams, run_protocol))
+                rows.append({"steering x norm": float(steering), "alpha": float(alpha), "lr": run_protocol.lr,
+                             forget_metric: metrics[forget_metric], retain_metric: metrics[retain_metric],
+                             "eligible": bool(metrics[retain_metric] >= floor), "chosen": False})
+    eligible = [i for i, row in enumerate(rows) if row["eligible"]]
+    best = (min(eligible, key=lambda i: rows[i][forget_metric]) if eligible
+            else max(range(len(rows)), key=lambda i: rows[i][retain_metric]))
+    rows[best]["chosen"] = True
     rule = (f"lowest {forget_metric} among the runs whose {retain_metric} stays within {max_retain_drop:g} of the "
             f"start model's ({start[retain_metric]:.3f}); the best {retain_metric} when none does")
-    return Tuned({"steering": best["steering"], "alpha": best["alpha"]}, rows, rule)
+    return Tuned(settings[best][0], settings[best][1], rows, rule)
