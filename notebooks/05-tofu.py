@@ -136,7 +136,7 @@ plt.show()
 if "RMU" in methods:
     display(Markdown(f"Choice rule: {tuned.rule}. Chosen: $c$ = {tuned.hparams['steering']:g} x the activation "
                      f"norm, $\\alpha$ = {tuned.hparams['alpha']:g}, learning rate {tuned.protocol.lr:g}."))
-    display(pd.DataFrame(tuned.rows).round(3))
+    display(pd.DataFrame(tuned.rows).style.format(precision=3).format({"lr": "{:g}"}))
 
 # %% [markdown]
 # ## Every number

@@ -101,7 +101,7 @@ plt.show()
 for corpus, tuned in tuning.items():
     display(Markdown(f"**{corpus}.** Choice rule: {tuned.rule}. Chosen: $c$ = {tuned.hparams['steering']:g} x the "
                      f"activation norm, $\\alpha$ = {tuned.hparams['alpha']:g}, learning rate {tuned.protocol.lr:g}."))
-    display(pd.DataFrame(tuned.rows).round(3))
+    display(pd.DataFrame(tuned.rows).style.format(precision=3).format({"lr": "{:g}"}))
 
 # %% [markdown]
 # ## Run time and every number

@@ -199,7 +199,7 @@ plt.show()
 if "RMU" in methods:
     display(Markdown(f"RMU's choice rule: {tuned.rule}. Chosen: $c$ = {tuned.hparams['steering']:g} x the "
                      f"activation norm, $\\alpha$ = {tuned.hparams['alpha']:g}, learning rate {tuned.protocol.lr:g}."))
-    display(pd.DataFrame(tuned.rows).round(3))
+    display(pd.DataFrame(tuned.rows).style.format(precision=3).format({"lr": "{:g}"}))
 
 # %% tags=["hide-input"]
 columns = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "forget ROUGE-L",

@@ -53,7 +53,7 @@ def near_level(value: float, level: float, column: str, label: str, what: str, t
     names the level, e.g. "chance")."""
     if abs(float(value) - float(level)) <= tolerance:
         return {column: f"{label}: the target scores {float(value):.3f}, within {tolerance:g} of {what} "
-                        f"({float(level):.3g}); there is nothing to forget on this profile"}
+                        f"({float(level):.3g}), so it cannot move on this profile"}
     return {}
 
 
