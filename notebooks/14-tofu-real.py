@@ -129,7 +129,7 @@ learned = {name: info["gates"] for name, info in learning.items()}
 pd.DataFrame([{"model": name, "authors' answers": info["examples"], "epochs": info["train"]["epochs"],
                "lr": info["train"]["lr"], "batch": info["train"]["batch_size"], "seconds": info["train_seconds"],
                "final loss": info["epoch_losses"][-1], **info["gates"]} for name, info in learning.items()]
-             ).set_index("model").T.round(3)
+             ).set_index("model").T.map(lambda v: f"{v:.4g}")
 
 # %% [markdown]
 # ## Is there signal?
