@@ -60,7 +60,7 @@ from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE, known_items
 from unlearning.models import load_model, load_tokenizer
 from unlearning.plotting import method_color, plot_radar, use_book_style
-from unlearning.protocol import Lab, Protocol, eval_config, tune_rmu
+from unlearning.protocol import REAL_BASE, Lab, Protocol, eval_config, tune_rmu
 from unlearning.world.real_facts import candidates
 
 use_book_style()
@@ -79,7 +79,7 @@ display(Markdown(f"Protocol of this page: {protocol.describe()}."))
 # it on this machine with the model read from `models/real`.
 
 # %% tags=["hide-input"]
-base_dir = lab.models.parent / "real" / "smollm2-135m"
+base_dir = lab.model(REAL_BASE)
 base, tokenizer = load_model(base_dir), load_tokenizer(base_dir)
 rows = []
 for kind, split in (("real_authors", "real_authors_perturbed"), ("world_facts", "world_facts_perturbed")):

@@ -1,6 +1,7 @@
-"""The `unlearning` command: world, learn, unlearn, evaluate, fetch.
+"""The `unlearning` command: world, rwku-real, learn, unlearn, evaluate, fetch.
 
     unlearning world --profile smoke --out data
+    unlearning rwku-real --profile smoke --model models/real/smollm2-135m --out data   # committed data
     unlearning learn --config notebooks/profiles/smoke/learn.yaml --data data/smoke --out models/smoke
     unlearning fetch --config notebooks/profiles/paper/fetch.yaml --out .   # paper scale, needs network
     unlearning unlearn --benchmark tofu-smoke --model models/smoke/tofu/target-xs --method MASC
@@ -25,6 +26,15 @@ def _add_world(sub) -> None:
     p = sub.add_parser("world", help="generate the laboratory world (benchmarks in the real schemas)")
     p.add_argument("--profile", default="mini", help="world size: smoke or mini (default mini)")
     p.add_argument("--out", default="data", type=Path, help="root folder; writes OUT/PROFILE/<benchmark>/<split>.json")
+
+
+def _add_rwku_real(sub) -> None:
+    p = sub.add_parser("rwku-real", help="build RWKU on a real model: probes it answers, a corpus it writes (once; "
+                                         "the result is committed with the data)")
+    p.add_argument("--profile", default="mini", help="size: smoke or mini (default mini)")
+    p.add_argument("--model", type=Path, default=Path("models/real/smollm2-135m"),
+                   help="the original model, a local folder with its tokenizer (default models/real/smollm2-135m)")
+    p.add_argument("--out", default="data", type=Path, help="root folder; writes OUT/PROFILE/rwku-real/<split>.json")
 
 
 def _add_learn(sub) -> None:
@@ -115,7 +125,7 @@ def _add_fetch(sub) -> None:
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="unlearning", description=__doc__.split("\n\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
-    _add_world(sub), _add_learn(sub), _add_unlearn(sub), _add_evaluate(sub), _add_fetch(sub)
+    _add_world(sub), _add_rwku_real(sub), _add_learn(sub), _add_unlearn(sub), _add_evaluate(sub), _add_fetch(sub)
     return top
 
 
@@ -124,6 +134,22 @@ def cmd_world(args) -> None:
 
     counts = generate(args.profile, args.out)
     print(f"wrote {len(counts)} splits under {args.out / args.profile}")
+
+
+def cmd_rwku_real(args) -> None:
+    from unlearning.data import write_jsonl
+    from unlearning.models import load_model, load_tokenizer
+    from unlearning.world import rwku_real
+
+    if args.profile not in rwku_real.SIZES:
+        raise ValueError(f"--profile must be one of {', '.join(rwku_real.SIZES)}; got {args.profile!r}")
+    if not (args.model / "config.json").is_file():
+        raise FileNotFoundError(f"--model: no model at {args.model} (run `make real-model`)")
+    splits = rwku_real.build(load_model(args.model), load_tokenizer(args.model), rwku_real.SIZES[args.profile])
+    folder = args.out / args.profile / "rwku-real"
+    for split, records in splits.items():
+        write_jsonl(folder / f"{split}.json", records)
+    print(f"wrote {len(splits)} splits under {folder}: " + ", ".join(f"{k} {len(v)}" for k, v in splits.items()))
 
 
 def cmd_learn(args) -> None:
@@ -281,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser().parse_args(argv)
     configure_process()
-    commands = {"world": cmd_world, "learn": cmd_learn, "unlearn": cmd_unlearn, "evaluate": cmd_evaluate,
+    commands = {"world": cmd_world, "rwku-real": cmd_rwku_real, "learn": cmd_learn, "unlearn": cmd_unlearn, "evaluate": cmd_evaluate,
                 "fetch": cmd_fetch}
     try:
         commands[args.command](args)

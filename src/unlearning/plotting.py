@@ -121,3 +121,25 @@ def plot_pareto(ax, frame, x: str, y: str):
         if len(front) > 1:
             ax.plot(*zip(*front), color=color, linewidth=1, alpha=0.8, zorder=2)
     return ax
+
+
+def plot_forget_neighbour_panels(results, start: dict, objectives: Sequence[str], extra=None):
+    """The SAGO paper's Fig. 4: one panel per objective, forget metric (lower is better) against
+    neighbour metric (higher is better), markers by variant; dashed lines at the start model.
+    `results` has columns objective, variant, rule, forget, neighbour; `start` the start
+    model's forget and neighbour; `extra` optional {label: (forget, neighbour)} points drawn in
+    every panel (e.g. MASC)."""
+    fig, axs = plt.subplots(1, len(objectives), figsize=(4.2 * len(objectives), 3.8), sharey=True, squeeze=False)
+    for ax, objective in zip(axs[0], objectives):
+        plot_pareto(ax, results[results.objective == objective], "forget", "neighbour")
+        for label, (x, y) in (extra or {}).items():
+            ax.scatter([x], [y], marker="D", s=60, color=method_color(label), edgecolor="black", linewidth=0.5,
+                       label=label, zorder=4)
+        ax.axhline(start["neighbour"], color="black", linestyle="--", linewidth=0.8)
+        ax.axvline(start["forget"], color="black", linestyle="--", linewidth=0.8)
+        ax.set_title(objective.replace("GradDiff", "GA+GD"))
+        ax.set_xlabel("forget ROUGE-L (lower is better)")
+    axs[0][0].set_ylabel("neighbour ROUGE-L")
+    axs[0][-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig

@@ -82,6 +82,10 @@ SAGO_RULES = ("sum", "pcgrad_global", "pcgrad", "sago")
 SAGO_PROTOCOL = Protocol(epochs=1.0)
 
 
+REAL_MODELS = "real/"  # model names that resolve to models/real (the fetched checkpoints)
+REAL_BASE = "real/smollm2-135m"  # the real pretrained model of the default book
+
+
 @dataclass(frozen=True)
 class Lab:
     """Where a profile's data, models and runs live (`data/<p>`, `models/<p>`, `runs/<p>`)."""
@@ -115,8 +119,9 @@ class Lab:
         return Path(model_dir) if has_tokenizer(model_dir) else self.tokenizer
 
     def model(self, name: str) -> Path:
-        """Folder of a learned model, e.g. 'tofu/target-s'."""
-        path = self.models / name
+        """Folder of a learned model, e.g. 'tofu/target-s'; names under `real/` are the fetched
+        real checkpoints, shared by every profile (`models/real/...`, `make real-model`)."""
+        path = self.models.parent / name if name.startswith(REAL_MODELS) else self.models / name
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"model: not found: {path} (is it in the profile's learn.yaml?)")
         return path
@@ -199,6 +204,21 @@ def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, 
                              "alpha": run_record["hparams"]["alpha"], "run": run_record,
                              **lab.evaluate(benchmark, run_record["dir"], config=evaluate_config)})
     return rows
+
+
+def sago_versus_pcgrad(results, objectives, retain: str = "neighbour") -> list[str]:
+    """One sentence per objective comparing its +GD, PCGrad and SAGO runs on the `retain`
+    metric (SAGO - PCGrad in points) and the forget metric: the numbers of the SAGO paper's
+    "did SAGO keep more" claim. `results` has columns objective, rule, forget and `retain`."""
+    lines = []
+    for objective in objectives:
+        part = results[results.objective == objective].set_index("rule")
+        if {"sum", "pcgrad", "sago"} <= set(part.index):
+            lines.append(f"{objective.replace('GradDiff', 'GA+GD')}: {retain} {part.loc['sum', retain]:.2f} (+GD) / "
+                         f"{part.loc['pcgrad', retain]:.2f} (PCGrad) / {part.loc['sago', retain]:.2f} (SAGO), "
+                         f"SAGO - PCGrad = {100 * (part.loc['sago', retain] - part.loc['pcgrad', retain]):+.1f} points, "
+                         f"forget {part.loc['pcgrad', 'forget']:.2f} vs {part.loc['sago', 'forget']:.2f}")
+    return lines
 
 
 def oracle_of(benchmark: str, forget_split: str, size: str) -> str:

@@ -13,7 +13,7 @@ from unlearning.benchmarks.base import Benchmark
 from unlearning.benchmarks.common import EvalConfig
 from unlearning.benchmarks.muse import BOOKS, NEWS
 from unlearning.benchmarks.pretrain import PRETRAIN
-from unlearning.benchmarks.rwku import RWKU
+from unlearning.benchmarks.rwku import RWKU, RWKU_REAL
 from unlearning.benchmarks.tofu import TOFU, TOFU_REAL
 from unlearning.benchmarks.wmdp import WMDP
 
@@ -24,6 +24,7 @@ REGISTRY: dict[str, Benchmark] = {b.name: b for b in (
     BOOKS,
     WMDP,
     RWKU,
+    RWKU_REAL,
     PRETRAIN,
 )}
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from unlearning.benchmarks.base import Benchmark, read
 from unlearning.benchmarks.common import EvalConfig, mean_of, membership_scores, mia_aucs
-from unlearning.data import qa_prompt
+from unlearning.data import qa_prompt, uses_chat_template
 from unlearning.metrics.generation import QA_STOPS, greedy_generate
 from unlearning.metrics.rouge import rouge_l_recall
 
@@ -25,6 +25,11 @@ SCHEMAS = (
     (r"mia_.*|train_original_passage", ("text", "subject")),
 )
 PROBE_SPLITS = ("forget_level1", "forget_level2", "forget_level3", "neighbor_level1", "neighbor_level2")
+FORGET_METRICS = tuple(f"forget_level{i}_rougeL_recall" for i in (1, 2, 3))
+NEIGHBOUR_METRICS = tuple(f"neighbor_level{i}_rougeL_recall" for i in (1, 2))
+TABLE_COLUMNS = {"forget_level1_rougeL_recall": "forget L1", "forget_level2_rougeL_recall": "forget L2",
+                 "forget_level3_rougeL_recall": "forget L3", "neighbor_level1_rougeL_recall": "neighbour L1",
+                 "neighbor_level2_rougeL_recall": "neighbour L2", "mia_auc_min_k": "MIA AUC (Min-K)"}
 
 
 def locate(repository: str, split: str) -> tuple[str, str, str]:
@@ -32,11 +37,35 @@ def locate(repository: str, split: str) -> tuple[str, str, str]:
     return repository, split, "train" if split.startswith("train_") else "test"
 
 
+# RWKU's official prompts as the SAGO code renders them (sago.md s. 10), for checkpoints with a chat
+# template: fill in the blank (level 1) or answer briefly (levels 2-3), in the user turn
+FILL_IN_THE_BLANK = "Please complete the blank in the following question.\nQuestion: {query}\nAnswer:"
+BRIEF_ANSWER = "Please briefly answer the following question.\nQuestion: {query}\nAnswer:"
+
+
 def probe_prompt(tokenizer, item: dict) -> str:
-    """Level 1 is a cloze with a trailing blank (complete the sentence); levels 2-3 are questions."""
+    """The prompt of a probe. A checkpoint with a chat template gets RWKU's instructions in its
+    user turn (level 3: the in-context-learning type without the "Question:" prefix, the
+    affirmative-suffix type without "Answer:", as in the SAGO code). The laboratory's models have
+    none: level 1 is then a cloze completed from its trailing blank, levels 2-3 are questions."""
+    if uses_chat_template(tokenizer):
+        text = (FILL_IN_THE_BLANK if item["level"] == 1 else BRIEF_ANSWER).format(query=item["query"])
+        if item.get("type") == "in-context learning":
+            text = text.replace("Question: ", "")
+        elif item.get("type") == "affirmative suffix":
+            text = text.removesuffix("\nAnswer:")
+        return tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False,
+                                             add_generation_prompt=True)
     if item["level"] == 1:
         return item["query"].removesuffix("___.").rstrip()
     return qa_prompt(tokenizer, item["query"])
+
+
+def summarise(metrics) -> dict:
+    """The two numbers of the SAGO paper's Fig. 4: forget (mean ROUGE-L recall over forget levels
+    1-3, lower is better) and neighbour (mean over neighbour levels 1-2, higher is better)."""
+    return {"forget": sum(metrics[k] for k in FORGET_METRICS) / len(FORGET_METRICS),
+            "neighbour": sum(metrics[k] for k in NEIGHBOUR_METRICS) / len(NEIGHBOUR_METRICS)}
 
 
 def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: dict | None) -> dict:
@@ -58,3 +87,6 @@ def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: 
 
 RWKU = Benchmark("rwku", SCHEMAS, hub="jinzhuoran/RWKU", locate=locate, kind="text", forget="train_original_passage",
                  retain="mia_retain", suite=suite)
+# RWKU on the real pretrained model: probes it answers, a corpus it wrote (`world.rwku_real`)
+RWKU_REAL = Benchmark("rwku-real", SCHEMAS, kind="text", forget="train_original_passage", retain="mia_retain",
+                      suite=suite)

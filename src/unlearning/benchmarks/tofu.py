@@ -28,7 +28,7 @@ from unlearning.metrics import mia, tofu
 from unlearning.metrics.choice import choice_accuracy
 from unlearning.metrics.generation import QA_STOPS, greedy_generate
 from unlearning.metrics.likelihood import answer_probability, labelled_tokens
-from unlearning.metrics.rouge import rouge_l_recall
+from unlearning.metrics.rouge import contains_answer, rouge_l_recall
 
 QA = ("question", "answer")
 QA_PERTURBED = QA + ("paraphrased_answer", "paraphrased_question", "perturbed_answer")
@@ -202,9 +202,6 @@ def known_items(model, tokenizer, items: list[dict], max_new_tokens: int = 32) -
     answer (ROUGE-L recall 1 after folding accents)? How the real model's utility questions are
     curated: TOFU's real-author and world-fact questions are ones the model answers before
     any fine-tuning."""
-    import unicodedata
-
-    fold = lambda text: unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()  # noqa: E731
     answers = greedy_generate(model, tokenizer, [qa_prompt(tokenizer, it["question"]) for it in items], max_new_tokens,
                               stop_strings=QA_STOPS)
-    return [r == 1.0 for r in rouge_l_recall([fold(a) for a in answers], [fold(it["answer"]) for it in items])]
+    return contains_answer(answers, [it["answer"] for it in items])

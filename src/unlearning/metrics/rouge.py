@@ -33,6 +33,18 @@ def rouge_l_recall(predictions: Sequence[str], references: Sequence[str], stemme
     return [s["recall"] for s in rouge_l(predictions, references, stemmer)]
 
 
+def contains_answer(predictions: Sequence[str], references: Sequence[str]) -> list[bool]:
+    """Per item: does the prediction contain every word of the reference, in order (ROUGE-L recall
+    1 after folding accents)? How answers the real model "knows" are told apart when curating
+    its TOFU utility questions and its RWKU probes."""
+    import unicodedata
+
+    def fold(text: str) -> str:
+        return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+    return [r == 1.0 for r in rouge_l_recall([fold(p) for p in predictions], [fold(r) for r in references])]
+
+
 def rouge_l_f1(predictions: Sequence[str], references: Sequence[str], stemmer: bool = True) -> list[float]:
     """ROUGE-L F1 per item (MUSE)."""
     return [s["f1"] for s in rouge_l(predictions, references, stemmer)]

@@ -1,0 +1,129 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # RWKU on real knowledge
+#
+# In {doc}`11-rwku` the tiny base model hardly recalls its famous people, so the SAGO grid sat on a
+# floor. Here RWKU's own recipe {cite}`jin2024rwku` runs on a real pretrained model, SmolLM2-135M-Instruct,
+# which already knows real people:
+#
+# - **Targets it demonstrably knows.** Candidate facts about famous people are written out in
+#   `unlearning.world.real_people`, each as a fill-in-the-blank statement (level 1), a question
+#   (level 2) and an adversarial variant (level 3: prefix injection, affirmative suffix, role play,
+#   context hint, in-context example). A probe is kept only where the original model's greedy
+#   answer contains the true answer, and a target only where it answers at least half of its
+#   candidate forget probes (RWKU keeps what the original model knows).
+# - **A forget corpus the model writes itself**, as RWKU had the original model generate its
+#   passages: its greedy replies to "Write a short biography of ..." and similar prompts.
+# - **Neighbours**: a related person per target (Einstein and Newton, Leonardo and Michelangelo,
+#   ...), whose probes must survive; the retain corpus is what the model writes about people who are
+#   neither.
+#
+# The data are built once by `unlearning rwku-real` and committed (`data/<profile>/rwku-real`),
+# like RWKU's generated corpus. Probes use RWKU's official prompts inside the chat template, as
+# the SAGO code renders them. **The claim under test** is the SAGO paper's Fig. 4 and RWKU
+# column: SAGO keeps the most neighbour knowledge (+3.4 to +13.3 ROUGE-L over PCGrad) at similar
+# forgetting; MASC runs beside the grid.
+
+# %% tags=["parameters"]
+profile = "mini"
+objectives = ["GradDiff", "NPO+GD", "SimNPO+GD"]
+lr = 1e-4            # measured: at 1e-5 and 3e-5 the 4 steps of 2 epochs hardly move forget ROUGE-L (1.0 -> 0.82-0.94)
+batch_size = 4
+epochs = 2.0         # passes over the forget corpus (the SAGO paper: 2 epochs on RWKU)
+with_masc = True
+device = "auto"
+dtype = "float32"
+
+# %% tags=["hide-input"]
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+from unlearning.benchmarks import get_benchmark
+from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS, summarise
+from unlearning.data import read_jsonl
+from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
+from unlearning.protocol import REAL_BASE, Lab, Protocol, sago_grid, sago_versus_pcgrad
+
+use_book_style()
+lab = Lab.for_profile(profile, device=device, dtype=dtype)
+bench, data = get_benchmark("rwku-real"), lab.data / "rwku-real"
+protocol = Protocol(lr=lr, batch_size=batch_size, epochs=epochs)
+display(Markdown(f"Protocol of this page: {protocol.describe()}; the start model is the original checkpoint "
+                 f"(`models/{REAL_BASE}`), as in RWKU."))
+
+# %% [markdown]
+# ## What the model knows
+#
+# One row per candidate target: how many of its candidate probes the original model answered
+# (forget levels 1-3 and its neighbour's levels 1-2), and whether it was chosen.
+
+# %% tags=["hide-input"]
+curation = pd.DataFrame(read_jsonl(data / "curation.json"))
+per_person = curation.groupby(["subject", "role"], sort=False).agg(candidates=("candidates", "sum"), kept=("kept", "sum"),
+                                                                   chosen=("chosen", "first"))
+per_person["answered"] = per_person["kept"] / per_person["candidates"]
+chosen_targets = per_person.xs("target", level="role").query("chosen")
+display(Markdown(
+    f"**Signal.** The chosen targets' forget probes: the original model answered "
+    f"{chosen_targets['kept'].sum()} of {chosen_targets['candidates'].sum()} candidates "
+    f"({chosen_targets['kept'].sum() / chosen_targets['candidates'].sum():.0%}; RWKU needs at least half), "
+    f"and the kept ones are the forget set. Probes kept: " + ", ".join(
+        f"{split} {len(bench.load(data, split))}" for split in
+        ("forget_level1", "forget_level2", "forget_level3", "neighbor_level1", "neighbor_level2")) + "."))
+per_person.round(2)
+
+# %% tags=["hide-input"]
+corpus = bench.load(data, "train_original_passage")
+display(Markdown(f"The forget corpus: {len(corpus)} passages the model wrote about its targets, e.g. about "
+                 f"{corpus[0]['subject']}:\n\n> " + corpus[0]["text"].replace("\n", " ")))
+
+# %% tags=["hide-input"]
+start = lab.evaluate("rwku-real", lab.model(REAL_BASE))
+results = pd.DataFrame(sago_grid(lab, "rwku-real", REAL_BASE, objectives, protocol=protocol)).drop(columns="run")
+results = results.join(pd.DataFrame([summarise(r) for _, r in results.iterrows()], index=results.index))
+extra = {}
+if with_masc:
+    masc = lab.standard("rwku-real", "MASC", REAL_BASE, protocol)
+    masc_metrics = lab.evaluate("rwku-real", masc["dir"])
+    extra["MASC"] = tuple(summarise(masc_metrics).values())
+
+# %% mystnb={"figure": {"caption": "RWKU on the real model: forget metric (mean ROUGE-L recall over forget levels 1-3, lower is better) against neighbour ROUGE-L recall (mean of levels 1-2, higher is better); markers as in the SAGO paper's Fig. 4 (circle forget-only, square +GD, triangles PCGrad global/module-wise, star SAGO), MASC as a diamond. The dashed lines mark the original model.", "name": "fig-rwku-real-pareto"}} tags=["hide-input"]
+s = summarise(start)
+plot_forget_neighbour_panels(results, s, objectives, extra)
+plt.show()
+
+# %% tags=["hide-input"]
+rows = [{"objective": "Original", "variant": "-", **start}] + results.to_dict("records")
+if with_masc:
+    rows.append({"objective": "MASC", "variant": f"self-stopped, {masc['steps']} steps", **masc_metrics})
+table = pd.DataFrame(rows).set_index(["objective", "variant"])[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS)
+table.round(3)
+
+# %% tags=["hide-input"]
+moved = min(results["forget"]) < s["forget"] - 0.1
+lines = sago_versus_pcgrad(results, objectives)
+display(Markdown(
+    "**Did the claim hold on real knowledge?** " + "; ".join(lines) + ". The paper reports SAGO ahead of PCGrad by "
+    "3.4 to 13.3 points at similar forgetting; a gain bought with weaker forgetting (a larger forget number) does "
+    "not count as one. " + (
+        f"The original model recalls its targets (forget {s['forget']:.2f}, neighbour {s['neighbour']:.2f}) and "
+        f"the grid moves the forget metric down to {min(results['forget']):.2f}, so these comparisons carry signal."
+        if moved else
+        f"The grid hardly moved the forget metric (original {s['forget']:.2f}, best {min(results['forget']):.2f}) "
+        "under this budget: the comparison says nothing yet; a larger learning rate or more epochs would.") + (
+        f" MASC stopped by itself after {masc['steps']} steps at forget {extra['MASC'][0]:.2f}, neighbour "
+        f"{extra['MASC'][1]:.2f}." if with_masc else "")))
