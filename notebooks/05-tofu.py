@@ -134,9 +134,8 @@ plt.show()
 
 # %% tags=["hide-input"]
 if "RMU" in methods:
-    display(Markdown(f"Choice rule: {tuned.rule}. Chosen: $c$ = {tuned.hparams['steering']:g} x the activation "
-                     f"norm, $\\alpha$ = {tuned.hparams['alpha']:g}, learning rate {tuned.protocol.lr:g}."))
-    display(pd.DataFrame(tuned.rows).style.format(precision=3).format({"lr": "{:g}"}))
+    display(Markdown(tuned.describe()))
+    display(tuned.table())
 
 # %% [markdown]
 # ## Every number

@@ -99,9 +99,8 @@ plt.show()
 
 # %% tags=["hide-input"]
 for corpus, tuned in tuning.items():
-    display(Markdown(f"**{corpus}.** Choice rule: {tuned.rule}. Chosen: $c$ = {tuned.hparams['steering']:g} x the "
-                     f"activation norm, $\\alpha$ = {tuned.hparams['alpha']:g}, learning rate {tuned.protocol.lr:g}."))
-    display(pd.DataFrame(tuned.rows).style.format(precision=3).format({"lr": "{:g}"}))
+    display(Markdown(f"**{corpus}.** " + tuned.describe()))
+    display(tuned.table())
 
 # %% [markdown]
 # ## Run time and every number

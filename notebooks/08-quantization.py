@@ -41,7 +41,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.plotting import method_color, use_book_style
+from unlearning.plotting import plot_quantization_dumbbell, use_book_style
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tune_rmu
 
 use_book_style()
@@ -69,23 +69,8 @@ for name, folder in folders.items():
 results = pd.DataFrame(rows)
 
 # %% mystnb={"figure": {"caption": "Forget-set ROUGE-L (left) and answer probability (right) of every model in full precision (filled circle) and after 4-bit quantization (NF4 square, FP4 triangle). A move to the right after quantization is knowledge coming back.", "name": "fig-quant-dumbbell"}} tags=["hide-input"]
-keys = [("forget_Q_A_ROUGE", "forget ROUGE-L"), ("forget_Q_A_Prob", "forget Prob")]
 names = list(folders)
-markers = {"fp32": "o", "nf4": "s", "fp4": "^"}
-fig, axs = plt.subplots(1, len(keys), figsize=(11, 0.45 * len(names) + 1.5), sharey=True)
-for ax, (key, title) in zip(axs, keys):
-    for y, name in enumerate(names):
-        part = results[results.method == name].set_index("precision")[key]
-        ax.plot([part.min(), part.max()], [y, y], color="grey", linewidth=1, zorder=1)
-        for precision, value in part.items():
-            ax.scatter(value, y, marker=markers.get(precision, "o"), s=55, color=method_color(name),
-                       edgecolor="black", linewidth=0.5, zorder=2, label=precision if y == 0 else None)
-    ax.axvline(oracle[key], color="grey", linestyle=":", linewidth=1, label="oracle")
-    ax.set_yticks(range(len(names)), names)
-    ax.set_title(title)
-    ax.set_xlim(0, 1.02)
-axs[-1].legend(fontsize=8, loc="lower right")
-fig.tight_layout()
+plot_quantization_dumbbell(results, names, oracle)
 plt.show()
 
 # %%

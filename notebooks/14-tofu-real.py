@@ -59,7 +59,7 @@ from IPython.display import Markdown, display
 from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE, known_items
 from unlearning.models import load_model, load_tokenizer
-from unlearning.plotting import method_color, plot_radar, use_book_style
+from unlearning.plotting import method_color, plot_quantization_dumbbell, plot_radar, use_book_style
 from unlearning.protocol import REAL_BASE, Lab, Protocol, eval_config, tune_rmu
 from unlearning.world.real_facts import candidates
 
@@ -140,7 +140,12 @@ pd.DataFrame([{"model": name, "authors' answers": info["examples"], "epochs": in
 # model utility must move when a method breaks the model.
 
 # %% tags=["hide-input"]
-collapsed = results.loc[methods].sort_values("model_utility").index[0]
+# the most damaged model among the methods and the RMU grid's runs (a run the rule rejected counts:
+# it shows whether model utility moves at all when a model breaks)
+damaged = {m: results.loc[m, "model_utility"] for m in methods}
+if "RMU" in methods:
+    damaged.update({f"RMU grid, c = {r['steering x norm']:g} x norm": r["model_utility"] for r in tuned.rows})
+collapsed = min(damaged, key=damaged.get)
 signals = pd.DataFrame([
     {"check": "forget quality of the target (KS p-value) < 0.01", "value": results.loc["Target", "forget_quality"],
      "holds": results.loc["Target", "forget_quality"] < 0.01},
@@ -153,8 +158,8 @@ signals = pd.DataFrame([
      "oracle": learned[oracle_name]["forget_paraphrase_accuracy"],
      "holds": learned[target]["forget_paraphrase_accuracy"] > PARAPHRASE_CHANCE},
     {"check": f"model utility: target minus the most damaged model ({collapsed})",
-     "value": results.loc["Target", "model_utility"] - results.loc[collapsed, "model_utility"],
-     "holds": results.loc["Target", "model_utility"] - results.loc[collapsed, "model_utility"] > 0.05},
+     "value": results.loc["Target", "model_utility"] - damaged[collapsed],
+     "holds": results.loc["Target", "model_utility"] - damaged[collapsed] > 0.05},
 ]).set_index("check")
 signals.style.format({"value": "{:.3g}", "oracle": "{:.3g}"}, na_rep="")
 
@@ -199,9 +204,8 @@ plt.show()
 
 # %% tags=["hide-input"]
 if "RMU" in methods:
-    display(Markdown(f"RMU's choice rule: {tuned.rule}. Chosen: $c$ = {tuned.hparams['steering']:g} x the "
-                     f"activation norm, $\\alpha$ = {tuned.hparams['alpha']:g}, learning rate {tuned.protocol.lr:g}."))
-    display(pd.DataFrame(tuned.rows).style.format(precision=3).format({"lr": "{:g}"}))
+    display(Markdown("**RMU.** " + tuned.describe()))
+    display(tuned.table())
 
 # %% tags=["hide-input"]
 columns = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "forget ROUGE-L",
@@ -233,22 +237,8 @@ for name, folder in folders.items():
 quantized = pd.DataFrame(quantized)
 
 # %% mystnb={"figure": {"caption": "Forget-set ROUGE-L (left) and answer probability (right) of the real model's target and unlearned models in full precision (circle) and after 4-bit quantization (NF4 square, FP4 triangle); the dotted line is the oracle. A move to the right is knowledge coming back.", "name": "fig-tofu-real-quant"}} tags=["hide-input"]
-keys = [("forget_Q_A_ROUGE", "forget ROUGE-L"), ("forget_Q_A_Prob", "forget Prob")]
-markers = {"fp32": "o", "nf4": "s", "fp4": "^"}
 names = list(folders)
-fig, axs = plt.subplots(1, len(keys), figsize=(11, 0.45 * len(names) + 1.5), sharey=True)
-for ax, (key, title) in zip(axs, keys):
-    for y, name in enumerate(names):
-        part = quantized[quantized.method == name].set_index("precision")[key]
-        ax.plot([part.min(), part.max()], [y, y], color="grey", linewidth=1, zorder=1)
-        for precision, value in part.items():
-            ax.scatter(value, y, marker=markers.get(precision, "o"), s=55, color=method_color(name),
-                       edgecolor="black", linewidth=0.5, zorder=2, label=precision if y == 0 else None)
-    ax.axvline(results.loc["Oracle", key], color="grey", linestyle=":", linewidth=1, label="oracle")
-    ax.set_yticks(range(len(names)), names)
-    ax.set_xlabel(title)
-axs[-1].legend(fontsize=8, loc="lower right")
-fig.tight_layout()
+plot_quantization_dumbbell(quantized, names, results.loc["Oracle"])
 plt.show()
 
 # %% tags=["hide-input"]
@@ -266,7 +256,7 @@ m = results.loc["MASC"]
 speedup = baselines["seconds"] / m["seconds"]
 better_mu = int((baselines["model_utility"] <= m["model_utility"]).sum())
 better_fq = int((baselines["forget_quality"] <= m["forget_quality"]).sum())
-signal_text = ("All three signals are there." if signals["holds"].all() else
+signal_text = ("Every signal is there." if signals["holds"].all() else
                "Not every signal is there (table above): read the comparisons below with that in mind.")
 display(Markdown(
     f"**Did the claim hold on a real model?** {signal_text} MASC stopped "

@@ -40,6 +40,7 @@
 # %% tags=["parameters"]
 profile = "mini"
 objectives = ["GradDiff", "NPO+GD", "SimNPO+GD"]
+rules = ["sum", "pcgrad_global", "pcgrad", "sago"]  # +GD, global PCGrad, module-wise PCGrad, SAGO
 lr = 1e-4            # measured: at 1e-5 and 3e-5 the 4 steps of 2 epochs hardly move forget ROUGE-L (1.0 -> 0.82-0.94)
 batch_size = 4
 epochs = 2.0         # passes over the forget corpus (the SAGO paper: 2 epochs on RWKU)
@@ -93,7 +94,7 @@ display(Markdown(f"The forget corpus: {len(corpus)} passages the model wrote abo
 
 # %% tags=["hide-input"]
 start = lab.evaluate("rwku-real", lab.model(REAL_BASE))
-results = pd.DataFrame(sago_grid(lab, "rwku-real", REAL_BASE, objectives, protocol=protocol)).drop(columns="run")
+results = pd.DataFrame(sago_grid(lab, "rwku-real", REAL_BASE, objectives, rules, protocol=protocol)).drop(columns="run")
 results = results.join(pd.DataFrame([summarise(r) for _, r in results.iterrows()], index=results.index))
 extra = {}
 if with_masc:
@@ -117,7 +118,8 @@ table.round(3)
 moved = min(results["forget"]) < s["forget"] - 0.1
 lines = sago_versus_pcgrad(results, objectives)
 display(Markdown(
-    "**Did the claim hold on real knowledge?** " + "; ".join(lines) + ". The paper reports SAGO ahead of PCGrad by "
+    "**Did the claim hold on real knowledge?** " + ("; ".join(lines) or "this profile's grid has no +GD, PCGrad "
+                                                    "and SAGO runs of one objective to compare") + ". The paper reports SAGO ahead of PCGrad by "
     "3.4 to 13.3 points at similar forgetting; a gain bought with weaker forgetting (a larger forget number) does "
     "not count as one. " + (
         f"The original model recalls its targets (forget {s['forget']:.2f}, neighbour {s['neighbour']:.2f}) and "

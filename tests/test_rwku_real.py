@@ -104,3 +104,28 @@ def test_chat_checkpoints_get_rwku_official_prompts():
     assert "Question:" not in probe_prompt(chat, by_type["in-context learning"])
     # the laboratory's models (no template): the cloze is completed from its trailing blank
     assert probe_prompt(_Tokenizer(), fb) == "Albert Einstein was born in the country of"
+
+
+@pytest.mark.parametrize("profile", ["smoke", "mini"])
+def test_committed_rwku_real_data_agree_with_their_curation(profile):
+    from pathlib import Path
+
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.data import read_jsonl
+
+    folder = Path(__file__).resolve().parents[1] / "data" / profile / "rwku-real"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} not built")
+    bench = get_benchmark("rwku-real")
+    curation = read_jsonl(folder / "curation.json")
+    targets = [t["target"] for t in bench.load(folder, "forget_target")]
+    assert len(targets) == rwku_real.SIZES[profile]["pairs"]
+    assert {r["subject"] for r in curation if r["chosen"] and r["role"] == "target"} == set(targets)
+    for split in ("forget_level1", "forget_level2", "forget_level3", "neighbor_level1", "neighbor_level2"):
+        probes = bench.load(folder, split)
+        assert len(probes) == sum(r["kept"] for r in curation if r["chosen"] and r["split"] == split)
+        assert all(p in rwku_real.candidates(*pair)[split] for p in probes
+                   for pair in real_people.PAIRS if p["subject"] in pair)
+    passages = bench.load(folder, "train_original_passage")
+    assert {p["subject"] for p in passages} == set(targets)
+    assert len(passages) == len(targets) * rwku_real.SIZES[profile]["passages"]

@@ -143,3 +143,28 @@ def plot_forget_neighbour_panels(results, start: dict, objectives: Sequence[str]
     axs[0][-1].legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+QUANT_KEYS = (("forget_Q_A_ROUGE", "forget ROUGE-L"), ("forget_Q_A_Prob", "forget Prob"))
+PRECISION_MARKERS = {"fp32": "o", "nf4": "s", "fp4": "^"}
+
+
+def plot_quantization_dumbbell(frame, names: Sequence[str], oracle: dict, keys=QUANT_KEYS):
+    """The 4-bit check (MASC paper, after Zhang et al.): per model a row joining its forget
+    metrics in full precision (circle) and after each 4-bit code (NF4 square, FP4 triangle), one
+    panel per metric, the oracle dotted. `frame` has columns method, precision and the `keys`."""
+    fig, axs = plt.subplots(1, len(keys), figsize=(11, 0.45 * len(names) + 1.5), sharey=True)
+    for ax, (key, title) in zip(axs, keys):
+        for y, name in enumerate(names):
+            part = frame[frame.method == name].set_index("precision")[key]
+            ax.plot([part.min(), part.max()], [y, y], color="grey", linewidth=1, zorder=1)
+            for precision, value in part.items():
+                ax.scatter(value, y, marker=PRECISION_MARKERS.get(precision, "o"), s=55, color=method_color(name),
+                           edgecolor="black", linewidth=0.5, zorder=2, label=precision if y == 0 else None)
+        ax.axvline(oracle[key], color="grey", linestyle=":", linewidth=1, label="oracle")
+        ax.set_yticks(range(len(names)), names)
+        ax.set_title(title)
+        ax.set_xlim(0, 1.02)
+    axs[-1].legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig

@@ -260,6 +260,17 @@ class Tuned:
     rows: list[dict]
     rule: str
 
+    def describe(self) -> str:
+        """The rule and the chosen point in one sentence, as the chapters print it."""
+        return (f"Choice rule: {self.rule}. Chosen: $c$ = {self.hparams['steering']:g} x the activation norm, "
+                f"$\\alpha$ = {self.hparams['alpha']:g}, learning rate {self.protocol.lr:g}.")
+
+    def table(self):
+        """Every grid point with its metrics, as a styled table (learning rates in %g)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows).style.format(precision=3).format({"lr": "{:g}"})
+
 
 def tune_rmu(lab: Lab, benchmark: str, model: str, protocol: Protocol = Protocol(), *, forget_metric: str,
              retain_metric: str, forget_split: str | None = None, config: EvalConfig = EvalConfig(),

@@ -24,6 +24,11 @@ WORLD_SIZES: dict[str, dict] = {
 }
 
 
+# benchmarks whose data a real model builds (`unlearning rwku-real`), committed beside the world's
+# files but never written by `generate`
+MODEL_BUILT = ("rwku-real",)
+
+
 def build(profile: str) -> dict[str, dict[str, list[dict]]]:
     """Every benchmark of `profile` in memory: benchmark -> split (file stem) -> records.
 
