@@ -23,8 +23,8 @@
 #   `unlearning.world.real_people`, each as a fill-in-the-blank statement (level 1), a question
 #   (level 2) and an adversarial variant (level 3: prefix injection, affirmative suffix, role play,
 #   context hint, in-context example). A probe is kept only where the original model's greedy
-#   answer contains the true answer, and a target only where it answers at least half of its
-#   candidate forget probes (RWKU keeps what the original model knows).
+#   answer contains the true answer, and the targets are those of whom it answers the most
+#   candidate forget probes (at least a third; RWKU keeps what the original model knows).
 # - **A forget corpus the model writes itself**, as RWKU had the original model generate its
 #   passages: its greedy replies to "Write a short biography of ..." and similar prompts.
 # - **Neighbours**: a related person per target (Einstein and Newton, Leonardo and Michelangelo,
@@ -103,6 +103,14 @@ if with_masc:
     masc = lab.standard("rwku-real", "MASC", REAL_BASE, protocol)
     masc_metrics = lab.evaluate("rwku-real", masc["dir"])
     extra["MASC"] = tuple(summarise(masc_metrics).values())
+
+# %% [markdown]
+# ## The SAGO grid and MASC
+#
+# Every objective (GA, NPO and SimNPO, each with GD on the retain corpus) runs forget-only and under
+# the four combination rules from the original checkpoint, on a fixed budget; MASC stops by itself.
+# The learning rate is larger than the SAGO configs' (7e-7 to 1e-5 for an 8B model over 2 epochs of
+# many more steps): at 1e-5 and 3e-5 these few steps hardly moved the forget metric.
 
 # %% mystnb={"figure": {"caption": "RWKU on the real model: forget metric (mean ROUGE-L recall over forget levels 1-3, lower is better) against neighbour ROUGE-L recall (mean of levels 1-2, higher is better); markers as in the SAGO paper's Fig. 4 (circle forget-only, square +GD, triangles PCGrad global/module-wise, star SAGO), MASC as a diamond. The dashed lines mark the original model.", "name": "fig-rwku-real-pareto"}} tags=["hide-input"]
 s = summarise(start)
