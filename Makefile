@@ -18,6 +18,7 @@ REAL_MODEL := models/real/smollm2-135m/source.json
 NOTEBOOKS := $(sort $(basename $(notdir $(wildcard notebooks/*.py))))
 EXECUTED := $(NOTEBOOKS:%=book/generated/%.ipynb)
 PROFILE_STAMP := book/generated/.profile-$(PROFILE)
+CLAIMS_PAGE := book/generated/claims.md
 WORLD_SOURCES := $(wildcard src/unlearning/world/*.py) src/unlearning/data.py
 SRC := $(wildcard src/unlearning/*.py src/unlearning/*/*.py)
 
@@ -73,6 +74,7 @@ data/%/tofu/full.json: $(WORLD_SOURCES) | $(INSTALLED)
 $(PROFILE_STAMP):
 	mkdir -p book/generated
 	rm -f book/generated/.profile-*
+	rm -rf book/generated/findings
 	touch $@
 
 build/notebooks/%.ipynb: notebooks/%.py | $(INSTALLED)
@@ -82,7 +84,13 @@ build/notebooks/%.ipynb: notebooks/%.py | $(INSTALLED)
 book/generated/%.ipynb: build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(MODELS_MANIFEST) $(SRC) | $(INSTALLED)
 	UNLEARNING_PROGRESS=0 $(BIN)/papermill --cwd . --log-level WARNING --no-progress-bar \
 	  -f $(PROFILE_DIR)/$*.yaml $< $@.tmp.ipynb || (rm -f $@.tmp.ipynb; false)
+	$(BIN)/unlearning present $@.tmp.ipynb --profile $(PROFILE) --parameters $(PROFILE_DIR)/$*.yaml
 	mv $@.tmp.ipynb $@
+
+# "Claims at a glance": every chapter writes its findings (book/generated/findings/); the page is
+# rendered from them once every chapter has run
+$(CLAIMS_PAGE): $(EXECUTED) src/unlearning/claims.py | $(INSTALLED)
+	$(BIN)/unlearning claims --profile $(PROFILE) --findings book/generated/findings --out $@
 
 # the paper-scale chapter runs the real checkpoint
 book/generated/13-paper-scale.ipynb: $(REAL_MODEL)
@@ -91,16 +99,17 @@ notebooks: $(EXECUTED) ## execute every notebook with PROFILE's parameters (only
 
 $(NOTEBOOKS:%=nb-%): nb-%: book/generated/%.ipynb ## nb-NAME runs one notebook, e.g. make nb-00-pipeline
 
-book: $(EXECUTED) ## build the HTML book (book/_build/html/index.html)
+book: $(EXECUTED) $(CLAIMS_PAGE) ## build the HTML book (book/_build/html/index.html)
 	$(BIN)/jupyter-book build book --warningiserror --nitpick --keep-going --quiet
 	@echo "book: $(CURDIR)/book/_build/html/index.html (profile $(PROFILE))"
 
 unit: $(INSTALLED) ## unit and integration tests only (the real-model tests skip without models/real)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests --ignore=tests/browser
 
-test: $(INSTALLED) $(REAL_MODEL) ## unit tests (the real model included), then every notebook and the book at the smoke profile
-	$(BIN)/python -m pytest tests
+test: $(INSTALLED) $(REAL_MODEL) ## unit tests (the real model included), every notebook and the book at the smoke profile, its pages in a browser
+	$(BIN)/python -m pytest tests --ignore=tests/browser
 	$(MAKE) book PROFILE=smoke
+	$(BIN)/python -m pytest tests/browser -rs
 
 clean-book: ## remove executed notebooks and the HTML
 	rm -rf book/_build book/generated build/notebooks

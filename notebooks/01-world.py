@@ -51,7 +51,7 @@ table = summary(data_root)
 # `records` counts our items, `real records` the real benchmark's (blank where the real size is not
 # fixed, or where the split has no real counterpart, such as our pretraining corpus).
 
-# %%
+# %% tags=["hide-input"]
 table[["benchmark", "split", "records", "real records", "fields"]].set_index(["benchmark", "split"])
 
 # %% mystnb={"figure": {"caption": "Items per split of the laboratory world, one panel per benchmark (log scale). The pretraining corpus and its probes belong to the base model's learning stage.", "name": "fig-world-sizes"}} tags=["hide-input"]
@@ -73,7 +73,7 @@ plt.show()
 # prompt, a WMDP-style four-choice question, an RWKU-style cloze and an adversarial probe, and a
 # pretraining probe that states the same fact in a held-out surface form.
 
-# %%
+# %% tags=["hide-input"]
 root = Path(data_root)
 examples = {
     "tofu forget10_perturbed": load_split(root / "tofu", "forget10_perturbed")[0],

@@ -45,6 +45,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
+from unlearning.claims import record, tally
 from unlearning.gates import FOUR_CHOICE_CHANCE, PARAPHRASE_CHANCE, scale_table, verdicts
 from unlearning.plotting import use_book_style
 
@@ -60,7 +61,7 @@ manifest = json.loads(Path(manifest_path).read_text())
 # Parameters, learning rate and batch size, training time on this machine, and the gates measured
 # right after training.
 
-# %%
+# %% tags=["hide-input"]
 def recipe(entry: dict) -> dict:
     train = json.loads((Path(entry["path"]) / "learning.json").read_text())["train"]
     return {"lr": train["lr"], "batch": train["batch_size"], "epochs": train["epochs"]}
@@ -88,7 +89,7 @@ models.set_index("model").fillna("")
 #   person in two wordings of one sentence, so this asks a tiny model for a transfer it had no
 #   example of; it is measured and shown, and the column `required` says which checks are gates.
 
-# %%
+# %% tags=["hide-input"]
 checks = pd.DataFrame(verdicts(manifest))
 checks.set_index(["check", "size"])
 
@@ -100,7 +101,7 @@ checks.set_index(["check", "size"])
 # in a held-out form (the paraphrased question; the paraphrased question and answer; the held-out
 # statement form).
 
-# %%
+# %% tags=["hide-input"]
 scale = scale_table(manifest)
 scale.set_index("size").round(3)
 
@@ -123,6 +124,10 @@ for ax, title in ((left, "TOFU-mini target"), (right, "base model probes")):
 fig.tight_layout()
 plt.show()
 
+
+# %% [markdown]
+# (verdict-learning)=
+# ## Did the claim hold?
 
 # %% tags=["hide-input"]
 def monotone(values) -> bool:
@@ -154,3 +159,7 @@ display(Markdown(
     f"{passed} of {len(required)} required quality-gate checks pass "
     f"({int(checks['passed'].sum())} of {len(checks)} with the reported ones); the failing ones are listed "
     f"in the table above and are reported, not hidden."))
+steps = list(zip(verbatim, verbatim.iloc[1:]))
+display(Markdown(record("masc-memorise-scale", f"target forget ROUGE-L {trend(verbatim)} over sizes "
+                        f"{scale['size'].iloc[0]}-{scale['size'].iloc[-1]}",
+                        tally(sum(b >= a for a, b in steps), len(steps)), Path(manifest_path).parent.name)))

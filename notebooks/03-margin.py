@@ -156,7 +156,7 @@ ax.set_ylabel("log10 measured P(continuation)")
 ax.legend(fontsize=8)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 summary = prop.assign(holds=prop.log10_measured <= prop.log10_bound + 1e-9).groupby("model", sort=False).agg(
     sequences=("holds", "size"), bound_holds=("holds", "sum"), mean_v=("violation_fraction", "mean"),
     mean_log10_measured=("log10_measured", "mean"), mean_log10_bound=("log10_bound", "mean"))

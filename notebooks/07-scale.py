@@ -38,6 +38,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
+from unlearning.claims import record, tally
 from unlearning.plotting import method_color, use_book_style
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 
@@ -77,13 +78,17 @@ axs[-1].legend(fontsize=8)
 fig.tight_layout()
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 columns = {"parameters": "parameters", "steps": "steps", "seconds": "seconds", "forget_Q_A_ROUGE": "forget ROUGE-L",
            "forget_Q_A_Prob": "forget Prob", "forget_truth_ratio": "truth ratio", "forget_quality": "forget quality",
            "model_utility": "model utility"}
 results.set_index(["method", "size"])[list(columns)].rename(columns=columns).style.format(precision=3).format(
     "{:.2e}", subset=["forget quality"])
 
+
+# %% [markdown]
+# (verdict-scale)=
+# ## Did the claim hold?
 
 # %% tags=["hide-input"]
 def spread(values) -> float:
@@ -103,3 +108,8 @@ display(Markdown(
     f"**Did the claim hold in miniature?** Sizes {', '.join(sizes)}. " + "; ".join(lines) + ". "
     f"After MASC the forget metrics are {'about as spread as' if spread(masc.forget_Q_A_ROUGE) > 0.5 * spread(target_rouge) else 'much less spread than'} "
     f"the targets' across sizes, and MASC's utility {'grows with every size' if grows else 'does **not** grow monotonically with size'}."))
+invariant = spread(masc.forget_Q_A_ROUGE) <= 0.5 * spread(target_rouge)
+display(Markdown(record(
+    "masc-scale-invariant", f"MASC forget ROUGE-L spread {spread(masc.forget_Q_A_ROUGE):.2f} across sizes (targets "
+    f"{spread(target_rouge):.2f}); utility {' / '.join(f'{v:.2f}' for v in masc.model_utility)}",
+    tally(int(invariant) + int(grows), 2), profile)))

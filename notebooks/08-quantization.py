@@ -73,11 +73,15 @@ names = list(folders)
 plot_quantization_dumbbell(results, names, oracle)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 wide = results.pivot_table(index="method", columns="precision",
                            values=["forget_Q_A_ROUGE", "forget_Q_A_Prob", "forget_quality", "model_utility"])
 wide.loc[names].round(3)
 
+
+# %% [markdown]
+# (verdict-quantization)=
+# ## Did the claim hold?
 
 # %% tags=["hide-input"]
 def recovered(name: str, code: str, key: str = "forget_Q_A_ROUGE") -> float:
@@ -94,3 +98,6 @@ display(Markdown(
     f"{'so its forgetting survives 4-bit quantization here' if masc_gain < 0.05 else 'so some forgotten answers **come back** after quantization here'}. "
     f"In these tiny models every Linear layer is small, so the 64-weight blocks see fewer outliers than in a "
     f"7B model; the effect size is not expected to transfer, its direction is what this chapter tests."))
+display(Markdown(record("masc-quantization", "MASC's forget ROUGE-L after 4-bit: " + ", ".join(
+    f"{c.upper()} {recovered('MASC', c):+.2f}" for c in codes) + f" (largest recovery of any method: {worst})",
+    tally(sum(recovered("MASC", c) < 0.05 for c in codes), len(codes)), profile)))

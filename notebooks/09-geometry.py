@@ -44,6 +44,7 @@ import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
+from unlearning.claims import HELD, NOT_HELD, PARTLY, record, tally
 from unlearning.plotting import RULE_COLORS, use_book_style
 from unlearning.protocol import SAGO_PROTOCOL, Lab
 from unlearning.synthesis import combine
@@ -73,7 +74,7 @@ plt.show()
 # %% [markdown]
 # ## Cosines, averaged over training (the SAGO paper's geometry table)
 
-# %%
+# %% tags=["hide-input"]
 columns = {"cos_forget_retain": "Forget-Retain", "cos_final_retain": "Comb-Retain", "cos_final_forget": "Comb-Forget",
            "conflict_coordinates": "conflicting coordinates", "conflict_modules": "conflicting modules"}
 logs.groupby("rule", sort=False)[list(columns)].mean().rename(columns=columns).round(3)
@@ -120,7 +121,7 @@ ax.set_ylabel("cos(g_final, g_r), SAGO")
 ax.legend(fontsize=8)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 test = pd.DataFrame({
     "steps": [int(conflict.sum()), int((~conflict).sum())],
     "SAGO better aligned": [int((both.cos_retain_sago > both.cos_retain_pcgrad)[conflict].sum()),
@@ -156,6 +157,10 @@ for label, (g_r, g_f) in examples.items():
     rows.append(row)
 pd.DataFrame(rows).set_index("example")
 
+# %% [markdown]
+# (verdict-geometry)=
+# ## Did the claims hold?
+
 # %% tags=["hide-input"]
 mean_cos = logs.groupby("rule")["cos_final_retain"].mean()
 nonneg = {rule: float(logs[logs.rule == rule]["cos_final_retain"].min()) for rule in rules if rule != "sum"}
@@ -170,3 +175,9 @@ display(Markdown(
     f"{int((both.cos_retain_sago > both.cos_retain_pcgrad)[~conflict].sum())} of {int((~conflict).sum())} without): "
     f"'SAGO aligns more tightly' is {'true at every step here' if share == 1 else 'a tendency, not a theorem'}, "
     f"and the two small vectors above show how it fails."))
+display(Markdown("\n\n".join([
+    record("sago-never-opposes", "smallest cos(g_final, g_r) over all steps: " + ", ".join(f"{r} {v:.3f}" for r, v in nonneg.items()),
+           tally(sum(v >= -1e-6 for v in nonneg.values()), len(nonneg)), profile),
+    record("sago-tighter", f"SAGO better aligned than module-wise PCGrad at {share:.0%} of the steps "
+           f"(mean Comb-Retain {', '.join(f'{r} {mean_cos[r]:.2f}' for r in ('pcgrad', 'sago') if r in mean_cos)})",
+           HELD if share == 1 else PARTLY if share > 0.5 else NOT_HELD, profile)])))

@@ -46,6 +46,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning.metrics.choice import recovery_percent
+from unlearning.claims import CANNOT_TELL, record, tally
 from unlearning.floors import mark, near_level
 from unlearning.plotting import plot_pareto, use_book_style
 from unlearning.protocol import SAGO_PROTOCOL, Lab, sago_grid
@@ -68,7 +69,7 @@ results["recovery %"] = [recovery_percent(m, target["mmlu_accuracy"]) for m in r
 # Each objective with its default weights: forget-only, with the GD retain term combined by plain
 # summation, and with global PCGrad, module-wise PCGrad and SAGO.
 
-# %%
+# %% tags=["hide-input"]
 main = pd.DataFrame(sago_grid(lab, "wmdp", base, objectives)).drop(columns="run")
 main["recovery %"] = [recovery_percent(m, target["mmlu_accuracy"]) for m in main["mmlu_accuracy"]]
 columns = {"wmdp-bio_accuracy": "WMDP-Bio", "wmdp-cyber_accuracy": "WMDP-Cyber", "mmlu_accuracy": "MMLU",
@@ -113,10 +114,14 @@ plt.show()
 # The SAGO paper's ablation (GA+GD on WMDP Bio: global PCGrad 51.0, module-wise 53.0, SAGO 54.1
 # MMLU). The same comparison here, for every objective at its default weights.
 
-# %%
+# %% tags=["hide-input"]
 gran = main[main.rule.isin(["sum", "pcgrad_global", "pcgrad", "sago"])]
 gran.pivot_table(index="objective", columns="rule", values="mmlu_accuracy")[["sum", "pcgrad_global", "pcgrad", "sago"]].round(3)
 
+
+# %% [markdown]
+# (verdict-wmdp)=
+# ## Did the claims hold?
 
 # %% tags=["hide-input"]
 def verdict(objective: str) -> str:
@@ -138,3 +143,26 @@ display(Markdown(
     "show whether a rule moved the whole front or only traded forgetting for utility." + (
         f" The target is only {target['wmdp-bio_accuracy'] - 0.25:.2f} above chance on WMDP-Bio, so every method's "
         "forgetting is small and differences of one or two questions are noise." if target["wmdp-bio_accuracy"] < 0.45 else "")))
+
+
+def forget_accuracy(row) -> float:
+    return (row["wmdp-bio_accuracy"] + row["wmdp-cyber_accuracy"]) / 2
+
+
+def recovered(objective: str) -> bool:
+    """Both PCGrad and SAGO keep more MMLU than +GD, with forget accuracy at most 0.05 above its."""
+    part = main[main.objective == objective].set_index("rule")
+    return all(part.loc[r, "recovery %"] > part.loc["sum", "recovery %"]
+               and forget_accuracy(part.loc[r]) <= forget_accuracy(part.loc["sum"]) + 0.05 for r in ("pcgrad", "sago"))
+
+
+noise = (f"the target is only {target['wmdp-bio_accuracy'] - 0.25:.2f} above chance on WMDP-Bio, so forgetting "
+         "differences are one or two questions" if target["wmdp-bio_accuracy"] < 0.45 else "")
+mmlu_floor = flat.get("mmlu_accuracy", "")
+display(Markdown("\n\n".join([
+    record("sago-wmdp-recovery", "; ".join(verdict(o) for o in objectives),
+           CANNOT_TELL if noise or mmlu_floor else tally(sum(recovered(o) for o in objectives), len(objectives)),
+           profile, reason="; ".join(r for r in (noise, mmlu_floor) if r)),
+    record("sago-granularity", "MMLU " + "; ".join(
+        f"{o.replace('GradDiff', 'GA+GD')} {' / '.join(f'{pivot.loc[o, r]:.3f}' for r in ('pcgrad_global', 'pcgrad', 'sago'))}"
+        for o in pivot.index), CANNOT_TELL if mmlu_floor else tally(ordered, len(pivot)), profile, reason=mmlu_floor)])))

@@ -38,9 +38,10 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS, summarise
+from unlearning.claims import CANNOT_TELL, record, tally
 from unlearning.floors import below, mark
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
-from unlearning.protocol import Lab, sago_grid, sago_versus_pcgrad
+from unlearning.protocol import Lab, sago_gains, sago_grid, sago_kept_more, sago_versus_pcgrad
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
@@ -54,7 +55,7 @@ t = summarise(target)
 plot_forget_neighbour_panels(results, t, objectives)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 display(Markdown(f"Target (base-{size}): forget {t['forget']:.3f}, neighbour {t['neighbour']:.3f}."))
 # RWKU measures forgetting of what the model knows: a level the target hardly recalls is a floor
 flat = {}
@@ -66,6 +67,10 @@ table, note = mark(results.set_index(["objective", "variant"])[list(TABLE_COLUMN
 display(Markdown(note))
 table.round(3)
 
+# %% [markdown]
+# (verdict-rwku)=
+# ## Did the claim hold?
+
 # %% tags=["hide-input"]
 display(Markdown("**Did the claim hold in miniature?** " + "; ".join(sago_versus_pcgrad(results, objectives)) + ". The "
                  "paper reports SAGO ahead of PCGrad by 3.4 to 13.3 points; a gain bought with weaker forgetting (a "
@@ -74,3 +79,11 @@ display(Markdown("**Did the claim hold in miniature?** " + "; ".join(sago_versus
                      f"neighbour {t['neighbour']:.2f}), so the grid sits on a floor and cannot separate the rules: a "
                      "limit of the tiny base model, not evidence for or against the claim; {doc}`15-rwku-real` runs the "
                      "grid on a model that knows its targets." if t["forget"] < 0.2 else "")))
+gains = sago_gains(results, objectives)
+floor = (f"the base model recalls little of its targets (forget ROUGE-L {t['forget']:.2f}): the grid sits on a floor"
+         if t["forget"] < 0.2 else "")
+display(Markdown(record(
+    "sago-rwku", "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
+                           f"{g['forget_sago']:.2f})" for g in gains) or "no +GD/PCGrad/SAGO triple in this profile",
+    CANNOT_TELL if floor or not gains else tally(sum(map(sago_kept_more, gains)), len(gains)), profile,
+    reason=floor or ("" if gains else "this profile's grid has no +GD, PCGrad and SAGO runs of one objective"))))

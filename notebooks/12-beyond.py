@@ -78,7 +78,7 @@ columns = {"steps": "steps", "stopped by itself": "stopped by itself", "seconds"
 # %% [markdown]
 # ## Every variant
 
-# %%
+# %% tags=["hide-input"]
 results.set_index("variant")[list(columns)].rename(columns=columns).style.format(precision=3).format(
     "{:.2e}", subset=["forget quality"])
 

@@ -55,9 +55,10 @@ from IPython.display import Markdown, display
 
 from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS, summarise
+from unlearning.claims import CANNOT_TELL, record, tally
 from unlearning.data import read_jsonl
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
-from unlearning.protocol import REAL_BASE, Lab, Protocol, sago_grid, sago_versus_pcgrad
+from unlearning.protocol import REAL_BASE, Lab, Protocol, sago_gains, sago_grid, sago_kept_more, sago_versus_pcgrad
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
@@ -124,6 +125,10 @@ if with_masc:
 table = pd.DataFrame(rows).set_index(["objective", "variant"])[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS)
 table.round(3)
 
+# %% [markdown]
+# (verdict-rwku-real)=
+# ## Did the claim hold?
+
 # %% tags=["hide-input"]
 moved = min(results["forget"]) < s["forget"] - 0.1
 lines = sago_versus_pcgrad(results, objectives)
@@ -147,3 +152,10 @@ display(Markdown(
         "under this budget: the comparison says nothing yet; a larger learning rate or more epochs would.") + (
         f" MASC stopped by itself after {masc['steps']} steps at forget {extra['MASC'][0]:.2f}, neighbour "
         f"{extra['MASC'][1]:.2f}." if with_masc else "")))
+gains = sago_gains(results, objectives)
+unmoved = "" if moved else f"the grid hardly moved the forget metric ({s['forget']:.2f} → {min(results['forget']):.2f})"
+display(Markdown(record(
+    "sago-rwku-real", "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
+                                f"{g['forget_sago']:.2f})" for g in gains) or "-",
+    CANNOT_TELL if unmoved or not gains else tally(sum(map(sago_kept_more, gains)), len(gains)), profile,
+    reason=unmoved or ("" if gains else "this profile's grid has no +GD, PCGrad and SAGO runs of one objective"))))

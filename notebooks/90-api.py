@@ -59,5 +59,5 @@ def module_markdown(module) -> str:
 
 names = sorted(info.name for info in pkgutil.walk_packages(root.__path__, f"{package}."))
 
-# %%
+# %% tags=["hide-input"]
 display(Markdown("\n\n".join(module_markdown(importlib.import_module(n)) for n in names if n not in SKIP)))

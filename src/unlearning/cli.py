@@ -1,10 +1,11 @@
-"""The `unlearning` command: world, rwku-real, learn, unlearn, evaluate, fetch.
+"""The `unlearning` command: world, rwku-real, learn, unlearn, evaluate, fetch, claims, present.
 
     unlearning world --profile smoke --out data
     unlearning rwku-real --profile smoke --model models/real/smollm2-135m --out data   # committed data
     unlearning learn --config notebooks/profiles/smoke/learn.yaml --data data/smoke --out models/smoke
     unlearning fetch --config notebooks/profiles/paper/fetch.yaml --out .   # paper scale, needs network
     unlearning unlearn --benchmark tofu-smoke --model models/smoke/tofu/target-xs --method MASC
+    unlearning claims --profile smoke --out book/generated/claims.md    # after every chapter ran
 
 Every input is checked before work starts: a wrong value exits with status 2 and one line
 naming the parameter and what is allowed, and nothing is written.
@@ -122,10 +123,27 @@ def _add_fetch(sub) -> None:
     p.add_argument("--mirror", type=Path, help="local copies of hub datasets in the hub's layout (offline)")
 
 
+def _add_claims(sub) -> None:
+    from unlearning.claims import FINDINGS
+
+    p = sub.add_parser("claims", help="write the 'Claims at a glance' page from the chapters' findings")
+    p.add_argument("--profile", required=True, help="the profile every finding must come from")
+    p.add_argument("--findings", type=Path, default=FINDINGS, help=f"folder of findings (default {FINDINGS})")
+    p.add_argument("--out", type=Path, default=Path("book/generated/claims.md"), help="the page to write")
+
+
+def _add_present(sub) -> None:
+    p = sub.add_parser("present", help="tidy an executed notebook for the book: one parameters block, with its profile")
+    p.add_argument("notebook", type=Path, help="executed notebook, rewritten in place")
+    p.add_argument("--profile", required=True, help="the profile that produced it")
+    p.add_argument("--parameters", type=Path, required=True, help="the profile's YAML that papermill injected")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="unlearning", description=__doc__.split("\n\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
     _add_world(sub), _add_rwku_real(sub), _add_learn(sub), _add_unlearn(sub), _add_evaluate(sub), _add_fetch(sub)
+    _add_claims(sub), _add_present(sub)
     return top
 
 
@@ -302,13 +320,27 @@ def cmd_fetch(args) -> None:
     print(f"fetched {len(written)} items (everything else was already there)")
 
 
+def cmd_claims(args) -> None:
+    from unlearning.claims import write_page
+
+    print(f"claims page: {write_page(args.findings, args.out, args.profile)}")
+
+
+def cmd_present(args) -> None:
+    from unlearning.presentation import present
+
+    if not args.notebook.is_file():
+        raise FileNotFoundError(f"notebook: file not found: {args.notebook}")
+    present(args.notebook, args.profile, args.parameters)
+
+
 def main(argv: list[str] | None = None) -> int:
     from unlearning.runtime import configure_process
 
     args = parser().parse_args(argv)
     configure_process()
     commands = {"world": cmd_world, "rwku-real": cmd_rwku_real, "learn": cmd_learn, "unlearn": cmd_unlearn, "evaluate": cmd_evaluate,
-                "fetch": cmd_fetch}
+                "fetch": cmd_fetch, "claims": cmd_claims, "present": cmd_present}
     try:
         commands[args.command](args)
     except (ValueError, FileNotFoundError) as error:

@@ -206,19 +206,34 @@ def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, 
     return rows
 
 
-def sago_versus_pcgrad(results, objectives, retain: str = "neighbour") -> list[str]:
-    """One sentence per objective comparing its +GD, PCGrad and SAGO runs on the `retain`
-    metric (SAGO - PCGrad in points) and the forget metric: the numbers of the SAGO paper's
-    "did SAGO keep more" claim. `results` has columns objective, rule, forget and `retain`."""
-    lines = []
+def sago_gains(results, objectives, retain: str = "neighbour") -> list[dict]:
+    """Per objective with +GD, PCGrad and SAGO runs: its `retain` metric under each rule, SAGO -
+    PCGrad in points (x100) and both rules' forget metric: the numbers of the SAGO paper's "SAGO
+    keeps more" claim. `results` has columns objective, rule, forget and `retain`."""
+    gains = []
     for objective in objectives:
         part = results[results.objective == objective].set_index("rule")
         if {"sum", "pcgrad", "sago"} <= set(part.index):
-            lines.append(f"{objective.replace('GradDiff', 'GA+GD')}: {retain} {part.loc['sum', retain]:.2f} (+GD) / "
-                         f"{part.loc['pcgrad', retain]:.2f} (PCGrad) / {part.loc['sago', retain]:.2f} (SAGO), "
-                         f"SAGO - PCGrad = {100 * (part.loc['sago', retain] - part.loc['pcgrad', retain]):+.1f} points, "
-                         f"forget {part.loc['pcgrad', 'forget']:.2f} vs {part.loc['sago', 'forget']:.2f}")
-    return lines
+            gains.append({"objective": objective.replace("GradDiff", "GA+GD"),
+                          **{rule: float(part.loc[rule, retain]) for rule in ("sum", "pcgrad", "sago")},
+                          "points": 100 * float(part.loc["sago", retain] - part.loc["pcgrad", retain]),
+                          "forget_pcgrad": float(part.loc["pcgrad", "forget"]),
+                          "forget_sago": float(part.loc["sago", "forget"])})
+    return gains
+
+
+def sago_kept_more(gain: dict, tolerance: float = 0.01) -> bool:
+    """Whether one `sago_gains` row bears the claim out: SAGO keeps more (a positive gain) without
+    buying it with weaker forgetting (its forget metric at most `tolerance` above PCGrad's)."""
+    return gain["points"] > 0 and gain["forget_sago"] <= gain["forget_pcgrad"] + tolerance
+
+
+def sago_versus_pcgrad(results, objectives, retain: str = "neighbour") -> list[str]:
+    """One sentence per objective of `sago_gains`: the +GD, PCGrad and SAGO `retain` values,
+    SAGO - PCGrad in points and both rules' forget metric."""
+    return [f"{g['objective']}: {retain} {g['sum']:.2f} (+GD) / {g['pcgrad']:.2f} (PCGrad) / {g['sago']:.2f} (SAGO), "
+            f"SAGO - PCGrad = {g['points']:+.1f} points, forget {g['forget_pcgrad']:.2f} vs {g['forget_sago']:.2f}"
+            for g in sago_gains(results, objectives, retain)]
 
 
 def oracle_of(benchmark: str, forget_split: str, size: str) -> str:

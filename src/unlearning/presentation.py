@@ -1,0 +1,70 @@
+"""Tidy an executed chapter for the book: one visible parameters block that says its profile.
+
+papermill leaves two parameter cells in an executed notebook: the chapter's own defaults (the
+cell tagged `parameters`) and, below it, the values it injected from the profile's YAML (tagged
+`injected-parameters`). A reader should see one block holding the values the page actually ran
+with. `present` hides the defaults cell (tag `remove-cell`) and rewrites the injected cell as
+every parameter's effective value, in the defaults' order with their comments, under a header
+naming the profile and its YAML file. Nothing that was executed changes: the effective values are
+the defaults overridden by the YAML, which is exactly what the kernel ran.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import nbformat
+import yaml
+
+HIDE = "remove-cell"
+
+
+def _tagged(notebook, tag: str):
+    """The first cell carrying `tag`, or None."""
+    return next((c for c in notebook.cells if tag in c.get("metadata", {}).get("tags", [])), None)
+
+
+def default_lines(source: str) -> dict[str, str]:
+    """Each assignment of a parameters cell as its source text (the comment lines above it and
+    its trailing comment included), by name, in order."""
+    lines = source.splitlines()
+    found, start = {}, 0
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            found[node.targets[0].id] = "\n".join(lines[start:node.end_lineno])
+        start = node.end_lineno
+    return found
+
+
+def effective_source(defaults: str, values: dict, header: str) -> str:
+    """The parameters block a reader sees: `header` (comment lines), then every default in order
+    with the profile's `values` in place of those it sets, then values without a default."""
+    text = default_lines(defaults)
+    lines = [f"# {line}" for line in header.splitlines()]
+    for name, line in text.items():
+        lines.append(f"{name} = {values[name]!r}  # set by the profile" if name in values else line)
+    lines += [f"{name} = {value!r}  # set by the profile" for name, value in values.items() if name not in text]
+    return "\n".join(lines)
+
+
+def present(notebook_path: Path | str, profile: str, parameters: Path | str) -> bool:
+    """Rewrite an executed notebook in place as described in the module docstring; False (and
+    nothing written) when it has no injected parameters cell."""
+    notebook_path, parameters = Path(notebook_path), Path(parameters)
+    notebook = nbformat.read(notebook_path, as_version=4)
+    defaults, injected = _tagged(notebook, "parameters"), _tagged(notebook, "injected-parameters")
+    if injected is None:
+        return False
+    values = yaml.safe_load(parameters.read_text()) or {}
+    header = (f"Parameters of this page: profile {profile} ({parameters.as_posix()} over the defaults "
+              f"in the chapter's source)")
+    if defaults is not None:
+        injected.source = effective_source(defaults.source, values, header)
+        tags = defaults.metadata.setdefault("tags", [])
+        if HIDE not in tags:
+            tags.append(HIDE)
+    else:
+        injected.source = "\n".join([f"# {header}", injected.source])
+    nbformat.write(notebook, notebook_path)
+    return True

@@ -1,0 +1,91 @@
+"""The claims registry, findings and the "Claims at a glance" page (unlearning.claims)."""
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from unlearning import claims
+from unlearning.claims import CANNOT_TELL, CLAIMS, HELD, NOT_HELD, PARTLY, Finding, load_findings, record, render_page, tally
+from unlearning.protocol import sago_gains, sago_kept_more
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def test_tally_is_all_some_or_none():
+    assert tally(3, 3) == HELD
+    assert tally(1, 3) == PARTLY
+    assert tally(0, 2) == NOT_HELD
+    for bad in ((0, 0), (4, 3), (-1, 2)):
+        with pytest.raises(ValueError):
+            tally(*bad)
+
+
+def test_claim_keys_are_unique_and_every_chapter_records_its_claims():
+    keys = [c.key for c in CLAIMS]
+    assert len(keys) == len(set(keys))
+    for claim in CLAIMS:
+        source = (NOTEBOOKS / f"{claim.chapter}.py").read_text()
+        assert f'record("{claim.key}"' in source or f'"{claim.key}",' in source, claim.key
+        assert f"# ({claim.label})=" in source, f"{claim.chapter} has no section labelled {claim.label}"
+
+
+def test_record_writes_a_finding_and_rejects_bad_ones(tmp_path):
+    line = record("masc-speed", "2.0x", HELD, "smoke", folder=tmp_path)
+    assert "**held**" in line and "{doc}`claims`" in line
+    assert json.loads((tmp_path / "masc-speed.json").read_text()) == {
+        "key": "masc-speed", "ours": "2.0x", "verdict": HELD, "reason": "", "profile": "smoke"}
+    with pytest.raises(ValueError, match="unknown claim"):
+        record("masc-sped", "2.0x", HELD, "smoke", folder=tmp_path)
+    with pytest.raises(ValueError, match="unknown verdict"):
+        record("masc-speed", "2.0x", "yes", "smoke", folder=tmp_path)
+    with pytest.raises(ValueError, match="needs its reason"):
+        record("masc-speed", "2.0x", CANNOT_TELL, "smoke", folder=tmp_path)
+
+
+def _all(tmp_path, profile="smoke"):
+    for claim in CLAIMS:
+        record(claim.key, f"ours for {claim.key}", CANNOT_TELL if claim.key == "sago-rwku" else HELD, profile,
+               reason="a floor | here" if claim.key == "sago-rwku" else "", folder=tmp_path)
+
+
+def test_load_findings_names_missing_and_stale_claims(tmp_path):
+    _all(tmp_path)
+    assert set(load_findings(tmp_path, "smoke")) == {c.key for c in CLAIMS}
+    (tmp_path / "masc-speed.json").unlink()
+    record("sago-tighter", "x", HELD, "mini", folder=tmp_path)
+    with pytest.raises(ValueError) as error:
+        load_findings(tmp_path, "smoke")
+    assert "no finding for masc-speed (05-tofu)" in str(error.value)
+    assert "sago-tighter (09-geometry: profile mini)" in str(error.value)
+
+
+def test_page_has_one_row_per_claim_with_link_and_verdict(tmp_path):
+    _all(tmp_path)
+    page = render_page(load_findings(tmp_path, "smoke"), "smoke")
+    rows = [line for line in page.splitlines() if line.startswith("| ") and not line.startswith("| Claim")]
+    assert len(rows) == len(CLAIMS)
+    for claim, row in zip(sorted(CLAIMS, key=lambda c: list(claims.PAPERS).index(c.paper)), rows):
+        assert row.startswith(f"| {claim.statement} |")
+        assert f"<{claim.label}>`" in row and f"ours for {claim.key}" in row
+    assert "? cannot tell here: a floor \\| here |" in page  # the pipe inside a cell is escaped
+    assert f"Of {len(CLAIMS)} claims: {len(CLAIMS) - 1} held, 0 partly, 0 did not hold, 1 cannot tell here." in page
+    assert re.search(r"profile \*\*smoke\*\*", page)
+
+
+def _grid(rows):
+    return pd.DataFrame(rows, columns=["objective", "rule", "forget", "neighbour"])
+
+
+def test_sago_gains_by_hand():
+    results = _grid([("GradDiff", "sum", 0.30, 0.10), ("GradDiff", "pcgrad", 0.32, 0.20), ("GradDiff", "sago", 0.325, 0.25),
+                     ("NPO", "sum", 0.3, 0.1), ("NPO", "pcgrad", 0.2, 0.3), ("NPO", "sago", 0.4, 0.5),
+                     ("SimNPO", "sum", 0.3, 0.1)])  # no PCGrad/SAGO runs: left out
+    gains = sago_gains(results, ["GradDiff", "NPO", "SimNPO"])
+    assert [g["objective"] for g in gains] == ["GA+GD", "NPO"]
+    assert gains[0]["points"] == pytest.approx(5.0) and gains[1]["points"] == pytest.approx(20.0)
+    assert sago_kept_more(gains[0])           # forget 0.325 within 0.01 of 0.32
+    assert not sago_kept_more(gains[1])       # a gain bought with weaker forgetting (0.4 vs 0.2)
+    assert not sago_kept_more({**gains[0], "points": -1.0})
