@@ -45,7 +45,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.claims import record, tally
+from unlearning.claims import CANNOT_TELL, record, tally
 from unlearning.gates import FOUR_CHOICE_CHANCE, PARAPHRASE_CHANCE, scale_table, verdicts
 from unlearning.plotting import use_book_style
 
@@ -162,4 +162,5 @@ display(Markdown(
 steps = list(zip(verbatim, verbatim.iloc[1:]))
 display(Markdown(record("masc-memorise-scale", f"target forget ROUGE-L {trend(verbatim)} over sizes "
                         f"{scale['size'].iloc[0]}-{scale['size'].iloc[-1]}",
-                        tally(sum(b >= a for a, b in steps), len(steps)), Path(manifest_path).parent.name)))
+                        tally(sum(b >= a for a, b in steps), len(steps)) if steps else CANNOT_TELL,
+                        Path(manifest_path).parent.name, reason="" if steps else "one model size in this profile")))

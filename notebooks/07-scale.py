@@ -38,7 +38,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.claims import record, tally
+from unlearning.claims import CANNOT_TELL, record, tally
 from unlearning.plotting import method_color, use_book_style
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 
@@ -112,4 +112,5 @@ invariant = spread(masc.forget_Q_A_ROUGE) <= 0.5 * spread(target_rouge)
 display(Markdown(record(
     "masc-scale-invariant", f"MASC forget ROUGE-L spread {spread(masc.forget_Q_A_ROUGE):.2f} across sizes (targets "
     f"{spread(target_rouge):.2f}); utility {' / '.join(f'{v:.2f}' for v in masc.model_utility)}",
-    tally(int(invariant) + int(grows), 2), profile)))
+    tally(int(invariant) + int(grows), 2) if len(sizes) > 1 else CANNOT_TELL, profile,
+    reason="" if len(sizes) > 1 else "one model size in this profile")))

@@ -41,6 +41,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
+from unlearning.claims import record, tally
 from unlearning.plotting import plot_quantization_dumbbell, use_book_style
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tune_rmu
 

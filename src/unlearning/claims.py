@@ -19,9 +19,10 @@ from pathlib import Path
 
 HELD, PARTLY, NOT_HELD, CANNOT_TELL = "held", "partly", "did not hold", "cannot tell here"
 VERDICTS = (HELD, PARTLY, NOT_HELD, CANNOT_TELL)
-VERDICT_MARKS = {HELD: "✅", PARTLY: "◐", NOT_HELD: "✗", CANNOT_TELL: "?"}
+VERDICT_MARKS = {HELD: "✓", PARTLY: "◐", NOT_HELD: "✗", CANNOT_TELL: "?"}  # plain glyphs: no emoji font needed
 FINDINGS = Path("book/generated/findings")
-PAPERS = {"MASC": "MASC {cite}`digennaro2026masc`", "SAGO": "PCGrad / SAGO {cite}`xiao2026sago`"}
+PAPERS = {"MASC": ("MASC: margin self-correction", "Di Gennaro et al. {cite}`digennaro2026masc`"),
+          "SAGO": ("PCGrad and SAGO: retention first", "Xiao et al. {cite}`xiao2026sago`")}
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,8 @@ def render_page(findings: dict[str, Finding], profile: str) -> str:
         "experiment has no signal to decide (for example a metric on a floor for target and oracle alike); the reason "
         "is given.",
     ]
-    for paper, title in PAPERS.items():
-        lines += ["", f"## {title}", "", "| Claim | Tested on | The paper | Here | Verdict |", "|---|---|---|---|---|"]
+    for paper, (title, source) in PAPERS.items():
+        lines += ["", f"## {title}", "", f"{source}.", "", "| Claim | Tested on | The paper | Here | Verdict |", "|---|---|---|---|---|"]
         for claim in (c for c in CLAIMS if c.paper == paper):
             f = findings[claim.key]
             verdict = f"{VERDICT_MARKS[f.verdict]} {f.verdict}" + (f": {f.reason}" if f.reason else "")
