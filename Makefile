@@ -20,7 +20,15 @@ EXECUTED := $(NOTEBOOKS:%=book/generated/%.ipynb)
 PROFILE_STAMP := book/generated/.profile-$(PROFILE)
 CLAIMS_PAGE := book/generated/claims.md
 WORLD_SOURCES := $(wildcard src/unlearning/world/*.py) src/unlearning/data.py
-SRC := $(wildcard src/unlearning/*.py src/unlearning/*/*.py)
+# classroom assignments: one text source each (notebooks/assignments/A<n>-<name>.py, the instructor's
+# master); `make assignments` writes student notebooks, solutions and autograder bundles
+ASSIGNMENT_SOURCES := $(wildcard notebooks/assignments/A*-*.py)
+CLASSROOM_SRC := $(wildcard src/unlearning/classroom/*.py)
+ASSIGNMENT_PAGES := book/generated/assignments/.pages
+# make publish pushes the built book to this remote's gh-pages branch
+REMOTE ?= origin
+# the classroom package does not feed the chapters
+SRC := $(filter-out src/unlearning/classroom/%,$(wildcard src/unlearning/*.py src/unlearning/*/*.py))
 
 ifeq ($(filter $(PROFILE),smoke mini paper),)
 $(error PROFILE must be smoke, mini or paper; got '$(PROFILE)')
@@ -33,7 +41,8 @@ MODELS_MANIFEST := models/$(PROFILE)/manifest.json
 endif
 
 .PRECIOUS: models/%/manifest.json data/%/tofu/full.json build/notebooks/%.ipynb
-.PHONY: help venv data models real-model notebooks book test unit clean clean-book $(NOTEBOOKS:%=nb-%)
+.PHONY: help venv data models real-model notebooks book book-student assignments grade publish test unit clean clean-book \
+  $(NOTEBOOKS:%=nb-%)
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort | awk -F'\t' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -99,20 +108,43 @@ notebooks: $(EXECUTED) ## execute every notebook with PROFILE's parameters (only
 
 $(NOTEBOOKS:%=nb-%): nb-%: book/generated/%.ipynb ## nb-NAME runs one notebook, e.g. make nb-00-pipeline
 
-book: $(EXECUTED) $(CLAIMS_PAGE) ## build the HTML book (book/_build/html/index.html)
+book: $(EXECUTED) $(CLAIMS_PAGE) $(ASSIGNMENT_PAGES) ## build the HTML book (book/_build/html/index.html)
 	$(BIN)/jupyter-book build book --warningiserror --nitpick --keep-going --quiet
 	@echo "book: $(CURDIR)/book/_build/html/index.html (profile $(PROFILE))"
 
+# the instructor edition's assignment pages (solutions folded); never executed
+$(ASSIGNMENT_PAGES): $(ASSIGNMENT_SOURCES) $(CLASSROOM_SRC) | $(INSTALLED)
+	rm -rf book/generated/assignments
+	$(BIN)/unlearning assignments --book book/generated/assignments --edition instructor
+	touch $@
+
+book-student: $(EXECUTED) $(CLAIMS_PAGE) $(ASSIGNMENT_PAGES) ## the book without solutions (build/book-student/_build/html)
+	$(BIN)/unlearning assignments --student-book build/book-student
+	$(BIN)/jupyter-book build build/book-student --warningiserror --nitpick --keep-going --quiet
+	@echo "student edition: $(CURDIR)/build/book-student/_build/html/index.html (profile $(PROFILE))"
+
+assignments: $(INSTALLED) ## student notebooks, solutions and autograder zips under build/assignments
+	$(BIN)/unlearning assignments --out build/assignments
+
+grade: $(INSTALLED) ## grade every submission in a folder: make grade A=A1 SUBMISSIONS=hand-ins (writes grades.csv there)
+	@test -n "$(A)" -a -n "$(SUBMISSIONS)" || (echo "make grade: set A=<A1..A4> and SUBMISSIONS=<folder>" >&2; exit 2)
+	$(BIN)/unlearning grade --assignment $(A) --submissions $(SUBMISSIONS)
+
+publish: ## push book/_build/html to the gh-pages branch of REMOTE (default origin; a URL or path works)
+	@test -f book/_build/html/index.html || (echo "make publish: no book/_build/html/index.html: run make book first" >&2; exit 2)
+	$(BIN)/ghp-import --no-jekyll --push --force --remote $(REMOTE) --branch gh-pages \
+	  --message "Publish the book ($$(git rev-parse --short HEAD 2>/dev/null || echo unversioned))" book/_build/html
+
 unit: $(INSTALLED) ## unit and integration tests only (the real-model tests skip without models/real)
-	$(BIN)/python -m pytest tests --ignore=tests/browser
+	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/built
 
-test: $(INSTALLED) $(REAL_MODEL) ## unit tests (the real model included), every notebook and the book at the smoke profile, its pages in a browser
-	$(BIN)/python -m pytest tests --ignore=tests/browser
-	$(MAKE) book PROFILE=smoke
-	$(BIN)/python -m pytest tests/browser -rs
+test: $(INSTALLED) $(REAL_MODEL) ## unit tests (the real model included), every notebook, both editions of the book at the smoke profile, its pages in a browser
+	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/built
+	$(MAKE) book book-student PROFILE=smoke
+	$(BIN)/python -m pytest tests/browser tests/built -rs
 
-clean-book: ## remove executed notebooks and the HTML
-	rm -rf book/_build book/generated build/notebooks
+clean-book: ## remove executed notebooks and the HTML (both editions)
+	rm -rf book/_build book/generated build/notebooks build/book-student
 
 clean: clean-book ## remove trained models and runs too (keeps data/ and .venv)
 	rm -rf models runs
