@@ -44,7 +44,7 @@ from IPython.display import Markdown, display
 
 from unlearning.claims import CANNOT_TELL, record, tally
 from unlearning.floors import agreeing, mark, separated
-from unlearning.plotting import method_color, plot_radar, use_book_style
+from unlearning.plotting import DIVERGED, method_color, plot_radar, use_book_style
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tune_rmu
 
 use_book_style()
@@ -154,7 +154,8 @@ flat = {**agreeing(main, {"forget_Q_A_Prob": "forget Prob", "forget_truth_ratio"
 table, note = mark(table, flat, columns, elsewhere="The same metrics on a real pretrained model, where they have "
                    "signal: {doc}`14-tofu-real`.")
 display(Markdown(note))
-table.style.format(precision=3).format("{:.2e}", subset=[c for c in table.columns if c.startswith("forget quality")])
+table.style.format(precision=3, na_rep=DIVERGED).format(
+    "{:.2e}", na_rep=DIVERGED, subset=[c for c in table.columns if c.startswith("forget quality")])
 
 # %% [markdown]
 # (verdict-tofu)=

@@ -39,7 +39,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning.claims import CANNOT_TELL, record, tally
-from unlearning.plotting import method_color, use_book_style
+from unlearning.plotting import DIVERGED, method_color, use_book_style
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 
 use_book_style()
@@ -82,8 +82,8 @@ plt.show()
 columns = {"parameters": "parameters", "steps": "steps", "seconds": "seconds", "forget_Q_A_ROUGE": "forget ROUGE-L",
            "forget_Q_A_Prob": "forget Prob", "forget_truth_ratio": "truth ratio", "forget_quality": "forget quality",
            "model_utility": "model utility"}
-results.set_index(["method", "size"])[list(columns)].rename(columns=columns).style.format(precision=3).format(
-    "{:.2e}", subset=["forget quality"])
+results.set_index(["method", "size"])[list(columns)].rename(columns=columns).style.format(precision=3, na_rep=DIVERGED).format(
+    "{:.2e}", na_rep=DIVERGED, subset=["forget quality"])
 
 
 # %% [markdown]

@@ -43,7 +43,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.plotting import method_color, use_book_style
+from unlearning.plotting import DIVERGED, method_color, use_book_style
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 
 use_book_style()
@@ -79,8 +79,8 @@ columns = {"steps": "steps", "stopped by itself": "stopped by itself", "seconds"
 # ## Every variant
 
 # %% tags=["hide-input"]
-results.set_index("variant")[list(columns)].rename(columns=columns).style.format(precision=3).format(
-    "{:.2e}", subset=["forget quality"])
+results.set_index("variant")[list(columns)].rename(columns=columns).style.format(precision=3, na_rep=DIVERGED).format(
+    "{:.2e}", na_rep=DIVERGED, subset=["forget quality"])
 
 # %% mystnb={"figure": {"caption": "Forget-set ROUGE-L (lower is better) against model utility for every variant; filled markers stop by themselves (violation rule), open ones ran a fixed budget. Marker size grows with run time. The grey cross is the retain-only oracle.", "name": "fig-beyond-tradeoff"}} tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(7.5, 4.6))

@@ -60,7 +60,7 @@ from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE, known_items
 from unlearning.claims import CANNOT_TELL, record, tally
 from unlearning.models import load_model, load_tokenizer
-from unlearning.plotting import method_color, plot_quantization_dumbbell, plot_radar, use_book_style
+from unlearning.plotting import DIVERGED, method_color, plot_quantization_dumbbell, plot_radar, use_book_style
 from unlearning.protocol import REAL_BASE, Lab, Protocol, eval_config, tune_rmu
 from unlearning.world.real_facts import candidates
 
@@ -213,7 +213,8 @@ columns = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "forget R
            "forget_paraphrased_Q_A_ROUGE": "paraphrased ROUGE-L", "forget_Q_A_Prob": "forget Prob",
            "forget_truth_ratio": "truth ratio", "forget_quality": "forget quality", "model_utility": "model utility",
            "ra_Q_A_ROUGE": "real authors ROUGE-L", "wf_Q_A_ROUGE": "world facts ROUGE-L", "privleak": "PrivLeak"}
-results[list(columns)].rename(columns=columns).style.format(precision=3).format("{:.2e}", subset=["forget quality"])
+results[list(columns)].rename(columns=columns).style.format(precision=3, na_rep=DIVERGED).format(
+    "{:.2e}", na_rep=DIVERGED, subset=["forget quality"])
 
 # %% [markdown]
 # ## After 4-bit quantization

@@ -11,7 +11,8 @@ assignments, grade.
     unlearning grade --assignment A1 --submissions hand-ins/   # writes hand-ins/grades.csv
 
 Every input is checked before work starts: a wrong value exits with status 2 and one line
-naming the parameter and what is allowed, and nothing is written.
+naming the parameter and what is allowed, and nothing is written. An unlearning run whose loss
+or gradient turns NaN or infinite stops at that step and exits with status 3.
 """
 
 from __future__ import annotations
@@ -290,7 +291,7 @@ def _unlearn_spec(args, benchmark: str, data: Path):
     return spec.resolved()
 
 
-def cmd_unlearn(args) -> None:
+def cmd_unlearn(args) -> int:
     from unlearning.runs import run
     from unlearning.runtime import Runtime
 
@@ -305,6 +306,8 @@ def cmd_unlearn(args) -> None:
     store = args.store or (Path("runs") / profile if profile else Path("runs"))
     say = (lambda message: print(message, flush=True)) if runtime.is_main else (lambda message: None)
     record = run(spec, data, tokenizer, store, log=say, runtime=runtime)
+    if record.get("diverged"):
+        return 3  # run() has said where and why; the store keeps the diverged record, no model
     say(f"{args.method} ({spec.rule}) on {benchmark}: {record['steps']} steps, stopped={record['stopped']}, "
         f"forget p={record['forget_probability']:.3f}, retain p={record['retain_probability']:.3f} -> {record['dir']}")
 

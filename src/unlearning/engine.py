@@ -16,6 +16,7 @@ the first sequences of the probe set in eval mode (masc.md section 8).
 from __future__ import annotations
 
 import copy
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,24 @@ class RunResult:
     probe_seconds: float
     log: list[dict] = field(default_factory=list)
     probes: list[tuple[int, str, int, float]] = field(default_factory=list)
+    diverged: dict | None = None  # {"step", "objective", "value"} of the first non-finite loss or gradient
+
+
+def _nonfinite_loss(entry: dict, method_name: str) -> dict | None:
+    """The first non-finite loss of a step's log entry, named (None when all are finite)."""
+    for key, objective in (("forget_loss", "forget objective"), ("retain_loss", "retain objective")):
+        value = entry.get(key)
+        if value is not None and not math.isfinite(value):
+            return {"objective": f"{objective} of {method_name}", "value": str(value)}
+    return None
+
+
+def _nonfinite_gradient(grads: Sequence[torch.Tensor | None], what: str) -> dict | None:
+    """A fault record when any gradient holds a NaN or an infinity (None otherwise)."""
+    present = [g for g in grads if g is not None]
+    if present and not bool(torch.stack([torch.isfinite(g).all() for g in present]).all()):
+        return {"objective": what, "value": "nan or inf"}
+    return None
 
 
 @dataclass(frozen=True)
@@ -309,6 +328,14 @@ def unlearn(
                     p.grad = g.to(p.dtype)
                 if record_geometry:
                     entry.update(geometry(g_f, g_r, final, param_names, alpha, gamma))
+            fault = _nonfinite_loss(entry, method.name) or _nonfinite_gradient(
+                [p.grad for p in params], f"gradient of {method.name} (rule {rule})")
+            if fault is not None:  # stop before the step: no parameter takes a non-finite value
+                result.diverged = {"step": step, **fault}
+                result.log.append(entry)
+                result.steps = step
+                optimizer.zero_grad(set_to_none=True)
+                break
             if optim.max_grad_norm is not None:
                 torch.nn.utils.clip_grad_norm_(params, optim.max_grad_norm)
             optimizer.step()

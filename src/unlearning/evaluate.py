@@ -24,7 +24,19 @@ from unlearning.models import load_model, load_tokenizer
 from unlearning.runtime import Runtime
 from unlearning.store import cached, code_key, content_key, file_hash, weights_hash
 
-__all__ = ["EvalConfig", "cache_key", "evaluate", "suite_version"]
+__all__ = ["DivergedMetrics", "EvalConfig", "cache_key", "evaluate", "suite_version"]
+
+
+class DivergedMetrics(dict):
+    """The metrics of a run that diverged (`record['dir']` is None): no model to measure, so every
+    metric reads as NaN. Tables show NaN as "diverged" (`plotting.use_book_style`), plots leave
+    the point out, and a row built with `**metrics` simply lacks the columns."""
+
+    def __init__(self) -> None:
+        super().__init__(diverged=True)
+
+    def __missing__(self, name: str) -> float:
+        return float("nan")
 
 
 def suite_version(benchmark: str) -> str:
@@ -40,11 +52,13 @@ def cache_key(benchmark: str, model_dir: Path, data_dir: Path, config: EvalConfi
                        runtime={k: v for k, v in runtime.describe().items() if k != "processes"})
 
 
-def evaluate(benchmark: str, model_dir: str | Path, data_dir: str | Path, tokenizer_dir: str | Path, *,
+def evaluate(benchmark: str, model_dir: str | Path | None, data_dir: str | Path, tokenizer_dir: str | Path, *,
              config: EvalConfig = EvalConfig(), oracle: dict | None = None, log=None,
              runtime: Runtime = Runtime()) -> dict:
     """Metrics of `benchmark` for the model in `model_dir` on `runtime` (device and dtype), read
     from the store when the key matches, else computed and written atomically next to the model."""
+    if model_dir is None:  # the run diverged and saved no model (`runs.run`)
+        return DivergedMetrics()
     if benchmark not in evaluated_benchmarks():
         raise ValueError(f"benchmark must be one of {', '.join(evaluated_benchmarks())}; got {benchmark!r}")
     if config.forget_only and get_benchmark(benchmark).suite is not get_benchmark("tofu").suite:

@@ -25,8 +25,30 @@ def method_color(name: str) -> str:
     return REFERENCE_COLORS.get(name, "#555555")
 
 
+DIVERGED = "diverged"  # how a table shows a metric of a run that diverged (NaN)
+
+
+def show_nan_as_diverged() -> None:
+    """Tables of this notebook (pandas DataFrames and Stylers without a format of their own)
+    print NaN as "diverged": the book's tables have no other NaN, and a diverged run's metrics
+    are NaN (`evaluate.DivergedMetrics`)."""
+    import pandas as pd
+
+    pd.set_option("styler.format.na_rep", DIVERGED)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the notebooks' kernel
+        return
+    shell = get_ipython()
+    if shell is not None:
+        html = shell.display_formatter.formatters["text/html"]
+        html.for_type(pd.DataFrame, lambda frame: frame.to_html(na_rep=DIVERGED, max_rows=60, max_cols=30))
+
+
 def use_book_style() -> None:
-    """Matplotlib defaults for every figure of the book."""
+    """Matplotlib defaults for every figure of the book; styled tables show NaN, the metric of a
+    diverged run (`evaluate.DivergedMetrics`), as "diverged"."""
+    show_nan_as_diverged()
     plt.rcParams.update({
         "figure.dpi": 110, "savefig.dpi": 110, "figure.figsize": (6.4, 3.6), "axes.spines.top": False,
         "axes.spines.right": False, "axes.grid": True, "grid.color": "#DDDDDD", "grid.linewidth": 0.6,

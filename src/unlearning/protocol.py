@@ -16,7 +16,7 @@ from pathlib import Path
 
 from unlearning.benchmarks import EvalConfig, get_benchmark
 from unlearning.engine import OptimConfig, steps_for_epochs
-from unlearning.evaluate import evaluate
+from unlearning.evaluate import DivergedMetrics, evaluate
 from unlearning.methods import get_method
 from unlearning.models import copy_tokenizer_files, has_tokenizer
 from unlearning.runs import RunSpec, StopConfig, run
@@ -155,13 +155,16 @@ class Lab:
         return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime),
                 "start": model}
 
-    def evaluate(self, benchmark: str, model_dir: str | Path, *, oracle: dict | None = None,
+    def evaluate(self, benchmark: str, model_dir: str | Path | None, *, oracle: dict | None = None,
                  config: EvalConfig = EvalConfig()) -> dict:
-        """The benchmark's metric suite on a model folder (cached beside the model)."""
+        """The benchmark's metric suite on a model folder (cached beside the model); every metric
+        NaN for a run that diverged (`model_dir` None, `evaluate.DivergedMetrics`)."""
+        if model_dir is None:
+            return DivergedMetrics()
         return evaluate(benchmark, model_dir, self.data / benchmark, self.tokenizer_for(model_dir), config=config,
                         oracle=oracle, runtime=self.runtime)
 
-    def quantized(self, model_dir: str | Path, code: str = "nf4") -> Path:
+    def quantized(self, model_dir: str | Path | None, code: str = "nf4") -> Path | None:
         """A 4-bit copy of a model folder, made once, as a 4-bit deployment would see it: every
         Linear weight rounded to the code's grid (`unlearning.quantize`). Stored under
         `runs/<profile>/quantized/`, keyed by the source weights, the code and the quantizer's code."""
@@ -170,6 +173,8 @@ class Lab:
         from unlearning.store import content_key
 
         code_book(code)  # validates the name before any work
+        if model_dir is None:  # a diverged run: no model to quantize, its metrics read as diverged
+            return None
         source = Path(model_dir)
         key = content_key(weights=weights_hash(source), code=code, quantizer=code_key(quantize_model))
         target = self.runs / "quantized" / f"{key[:16]}-{code}"
@@ -284,7 +289,9 @@ class Tuned:
         """Every grid point with its metrics, as a styled table (learning rates in %g)."""
         import pandas as pd
 
-        return pd.DataFrame(self.rows).style.format(precision=3).format({"lr": "{:g}"})
+        from unlearning.plotting import DIVERGED
+
+        return pd.DataFrame(self.rows).style.format(precision=3, na_rep=DIVERGED).format({"lr": "{:g}"}, na_rep=DIVERGED)
 
 
 def tune_rmu(lab: Lab, benchmark: str, model: str, protocol: Protocol = Protocol(), *, forget_metric: str,

@@ -116,14 +116,16 @@ def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: 
                      probe_examples=probe, seed=spec.seed, lora=spec.lora, record_geometry=spec.record_geometry,
                      accelerator=runtime.accelerator())
     pad = tokenizer.pad_token_id
+    finished = result.diverged is None  # a diverged run's model is not a result: nothing is measured on it
     record = {
         **{k: v for k, v in asdict(spec).items() if k not in ("forget_split", "retain_split", "model")},
         "model": spec.model, "forget_split": spec.forget_split, "retain_split": spec.retain_split,
         "runtime": runtime.describe(), "versions": versions(),
         "steps": result.steps, "stopped": result.stopped, "stop_step": result.stop_step,
         "train_seconds": result.train_seconds, "probe_seconds": result.probe_seconds,
-        "forget_probability": float(answer_probability(model, forget, pad).mean()),
-        "retain_probability": float(answer_probability(model, retain, pad).mean()),
+        "diverged": result.diverged,
+        "forget_probability": float(answer_probability(model, forget, pad).mean()) if finished else None,
+        "retain_probability": float(answer_probability(model, retain, pad).mean()) if finished else None,
         "probes": result.probes, "log": result.log, **peak_memory(),
     }
     return model, record
@@ -171,10 +173,21 @@ def run(spec: RunSpec, data_dir: str | Path, tokenizer_dir: str | Path, store: s
         if runtime.is_main:
             record.update(key=folder.name, model_hash=weights_hash(spec.model), data_hash=file_hash(
                 *benchmark.split_files(data_dir, spec.forget_split), *benchmark.split_files(data_dir, spec.retain_split)))
-            save_model(model, folder / "model")
-            copy_tokenizer_files(spec.model, folder / "model")
+            if record["diverged"] is None:
+                save_model(model, folder / "model")
+                copy_tokenizer_files(spec.model, folder / "model")
             write_json(record_path, record)  # last: a folder without its record is not a finished run
             if log:
                 log(f"wrote {folder}")
         runtime.wait()  # the others read what the main process wrote
-    return {**read_json(record_path), "dir": str(folder / "model")}
+    record = read_json(record_path)
+    if record.get("diverged") and log:
+        log(diverged_message(record))
+    return {**record, "dir": None if record.get("diverged") else str(folder / "model")}
+
+
+def diverged_message(record: dict) -> str:
+    """One line: which run diverged, at which step, in which objective."""
+    fault = record["diverged"]
+    return (f"{record['method']} on {record['benchmark']} diverged at step {fault['step']}: the {fault['objective']} "
+            f"is {fault['value']}; no model was saved (the run is recorded as diverged)")

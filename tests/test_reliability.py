@@ -1,0 +1,107 @@
+"""Reliability: numerical faults stop a run cleanly and show as "diverged" (issue 19)."""
+
+import pandas as pd
+import pytest
+import torch
+
+from unlearning import methods
+from unlearning.cli import main
+from unlearning.engine import OptimConfig, unlearn
+from unlearning.evaluate import DivergedMetrics, evaluate
+from unlearning.methods import get_method
+from unlearning.models import save_model
+from unlearning.plotting import DIVERGED, show_nan_as_diverged
+
+
+def _finite(model) -> bool:
+    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
+
+
+def test_a_huge_learning_rate_stops_the_run_at_the_first_non_finite_step(target, tokenizer, splits):
+    method = get_method("GradDiff")
+    result = unlearn(target, method, method.hparams(), splits["forget10"], splits["retain90"],
+                     pad_token_id=tokenizer.pad_token_id, max_steps=30, optim=OptimConfig(lr=1e12, optimizer="sgd"))
+    fault = result.diverged
+    assert fault is not None and result.steps == fault["step"] < 30 and len(result.log) == fault["step"]
+    assert "GradDiff" in fault["objective"] and fault["value"] in ("nan", "inf", "-inf", "nan or inf")
+    assert _finite(target)  # the faulty step was not taken
+
+
+def _nan_from(step: int, objective):
+    """`objective`, but NaN from the `step`-th call on (an injected fault)."""
+    calls = {"n": 0}
+
+    def faulty(model, batch, ctx):
+        calls["n"] += 1
+        loss = objective(model, batch, ctx)
+        return loss * float("nan") if calls["n"] >= step else loss
+
+    return faulty
+
+
+@pytest.mark.parametrize("rule", ["sum", "sago"])
+def test_an_injected_nan_names_the_step_and_the_objective(target, tokenizer, splits, rule, monkeypatch):
+    monkeypatch.setitem(methods.FORGET_OBJECTIVES, "ga", _nan_from(3, methods.FORGET_OBJECTIVES["ga"]))
+    method = get_method("GradDiff")
+    before = {k: v.clone() for k, v in target.state_dict().items()}
+    result = unlearn(target, method, method.hparams(), splits["forget10"], splits["retain90"],
+                     pad_token_id=tokenizer.pad_token_id, rule=rule, max_steps=10)
+    assert result.diverged == {"step": 3, "objective": "forget objective of GradDiff", "value": "nan"}
+    assert result.steps == 3 and _finite(target)
+    assert any(not torch.equal(v, target.state_dict()[k]) for k, v in before.items())  # steps 1-2 were taken
+
+
+def test_an_injected_inf_gradient_is_caught(target, tokenizer, splits, monkeypatch):
+    """A finite loss whose gradient is infinite (the fault the loss check alone would miss)."""
+    def inf_gradient(model, batch, ctx):
+        weight = next(model.parameters())
+        return torch.sqrt(weight - weight.detach()).sum()  # value 0, gradient 1 / (2 sqrt(0)) = inf
+
+    monkeypatch.setitem(methods.FORGET_OBJECTIVES, "ga", inf_gradient)
+    method = get_method("GA")
+    result = unlearn(target, method, method.hparams(), splits["forget10"], splits["retain90"],
+                     pad_token_id=tokenizer.pad_token_id, max_steps=5)
+    assert result.diverged["step"] == 1 and result.diverged["objective"] == "gradient of GA (rule sum)"
+    assert _finite(target)
+
+
+def test_the_cli_records_a_diverged_run_saves_no_model_and_exits_3(world, target, tokenizer, tmp_path, capsys):
+    save_model(target, tmp_path / "target")
+    tokenizer.save_pretrained(tmp_path / "tok")
+    store = tmp_path / "runs"
+    args = ["unlearn", "--data", str(world / "tofu"), "--model", str(tmp_path / "target"), "--tokenizer",
+            str(tmp_path / "tok"), "--method", "GradDiff", "--max-steps", "30", "--lr", "1e12",
+            "--optimizer", "sgd", "--store", str(store)]
+    assert main(args) == 3
+    out = capsys.readouterr().out
+    assert "GradDiff on tofu diverged at step" in out and "no model was saved" in out
+    (record_path,) = store.glob("*/record.json")
+    assert not (record_path.parent / "model").exists()
+    assert main(args) == 3  # the diverged record is served again, not retrained
+    assert "cached:" in capsys.readouterr().out
+
+
+def test_a_diverged_run_shows_as_diverged_in_tables_and_is_left_out_of_plots(world, tokenizer):
+    metrics = evaluate("tofu", None, world / "tofu", tokenizer.name_or_path)
+    assert isinstance(metrics, DivergedMetrics) and metrics["diverged"] is True
+    assert pd.isna(metrics["forget_Q_A_ROUGE"])  # any metric reads as NaN
+    rows = pd.DataFrame([{"method": "GA", "rouge": 0.25}, {"method": "NPO", **metrics}])
+    assert pd.isna(rows.loc[1, "rouge"])
+    show_nan_as_diverged()
+    assert DIVERGED in rows.style.to_html()
+    assert DIVERGED in rows.style.format(precision=3, na_rep=DIVERGED).to_html()
+
+
+def test_the_rmu_table_shows_a_diverged_grid_point():
+    from unlearning.protocol import Protocol, Tuned
+
+    rows = [{"steering x norm": 1.0, "alpha": 100.0, "lr": 1e-4, "forget": float("nan"), "retain": float("nan")}]
+    tuned = Tuned({"steering": 1.0, "alpha": 100.0}, Protocol(), rows, "a rule")
+    assert DIVERGED in tuned.table().to_html()
+
+
+def test_a_diverged_run_has_no_4bit_copy(tmp_path):
+    from unlearning.protocol import Lab
+
+    assert Lab(tmp_path, tmp_path, tmp_path).quantized(None) is None
+
