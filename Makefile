@@ -90,7 +90,14 @@ build/notebooks/%.ipynb: notebooks/%.py | $(INSTALLED)
 	mkdir -p build/notebooks
 	$(BIN)/jupytext --quiet --to ipynb --output $@.tmp.ipynb $< && mv $@.tmp.ipynb $@
 
-book/generated/%.ipynb: build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(MODELS_MANIFEST) $(SRC) | $(INSTALLED)
+# every YAML of the profile checked (unknown keys, types, values) before any chapter runs
+PROFILE_CHECKED := build/checked-$(PROFILE)
+$(PROFILE_CHECKED): $(wildcard $(PROFILE_DIR)/*.yaml) $(NOTEBOOKS:%=notebooks/%.py) src/unlearning/parameters.py | $(INSTALLED)
+	mkdir -p build
+	$(BIN)/unlearning check --profile $(PROFILE)
+	touch $@
+
+book/generated/%.ipynb: build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(MODELS_MANIFEST) $(SRC) | $(INSTALLED) $(PROFILE_CHECKED)
 	UNLEARNING_PROGRESS=0 $(BIN)/papermill --cwd . --log-level WARNING --no-progress-bar \
 	  -f $(PROFILE_DIR)/$*.yaml $< $@.tmp.ipynb || (rm -f $@.tmp.ipynb; false)
 	$(BIN)/unlearning present $@.tmp.ipynb --profile $(PROFILE) --parameters $(PROFILE_DIR)/$*.yaml

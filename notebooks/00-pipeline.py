@@ -35,6 +35,11 @@ graddiff_lr = 1e-3
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("00-pipeline", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd

@@ -29,6 +29,11 @@
 # %% tags=["parameters"]
 data_root = "data/mini"   # a rendered world: data/<profile>
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("01-world", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 from pathlib import Path
 

@@ -37,6 +37,11 @@
 # %% tags=["parameters"]
 manifest_path = "models/mini/manifest.json"   # written by `make models` (unlearning learn)
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("02-learning", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 import json
 from pathlib import Path

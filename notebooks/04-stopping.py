@@ -32,6 +32,11 @@ checkpoints = [10, 25, 50, 75, 100, 125]   # fixed-budget checkpoints (steps)
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("04-stopping", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd

@@ -37,6 +37,11 @@ rmu_grid = {"steering": [1.0, 4.0, 16.0], "alpha": [100.0, 1200.0], "lr_multiple
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("06-muse", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np

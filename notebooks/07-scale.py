@@ -31,6 +31,11 @@ forget_split = "forget10"
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("07-scale", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 import json
 

@@ -37,6 +37,11 @@ rules = ["sum", "pcgrad_global", "pcgrad", "sago"]
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("09-geometry", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np

@@ -38,6 +38,11 @@ cap = 1000   # most steps a self-stopping run may take (runs that never reach th
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("12-beyond", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd

@@ -47,6 +47,11 @@ measure_steps = 3                                  # optimizer steps of each mea
 batch_size = 2
 fetch_config = "notebooks/profiles/paper/fetch.yaml"   # what `unlearning fetch` downloads at paper scale
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("13-paper-scale", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 import json
 import shlex

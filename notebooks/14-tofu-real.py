@@ -49,6 +49,11 @@ quantized_methods = ["NPO+KLR", "MASC"]  # models of the 4-bit check besides the
 device = "auto"
 dtype = "float32"
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("14-tofu-real", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 import json
 

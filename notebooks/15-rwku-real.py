@@ -48,6 +48,11 @@ with_masc = True
 device = "auto"
 dtype = "float32"
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("15-rwku-real", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd

@@ -22,6 +22,11 @@
 # %% tags=["parameters"]
 package = "unlearning"
 
+# %% tags=["remove-cell"]
+from unlearning.parameters import check_parameters
+
+check_parameters("90-api", globals())  # every parameter, before any work: one line naming a wrong one
+
 # %% tags=["hide-input"]
 import importlib
 import inspect

@@ -42,7 +42,7 @@ def test_cli_rejects_bad_values_and_writes_nothing(world, tmp_path, capsys):
         (["--method", "MASC", "--rule", "bad"], "rule must be one of sum, pcgrad"),
         (["--method", "MASC", "--set", "rho=1.5"], "rho must lie strictly between 0 and 1"),
         (["--method", "MASC", "--set", "k=0"], "k must be >= 1"),
-        (["--method", "MASC", "--lr", "-1"], "lr must be > 0"),
+        (["--method", "MASC", "--lr", "-1"], "lr must be a finite number > 0"),
         (["--method", "MASC"], "--model: folder not found"),
     ]
     for extra, message in cases:

@@ -9,6 +9,7 @@ assignments, grade.
     unlearning claims --profile smoke --out book/generated/claims.md    # after every chapter ran
     unlearning assignments --out build/assignments       # student notebooks, solutions, autograders
     unlearning grade --assignment A1 --submissions hand-ins/   # writes hand-ins/grades.csv
+    unlearning check --profile mini     # every YAML of a profile, before anything runs
 
 Every input is checked before work starts: a wrong value exits with status 2 and one line
 naming the parameter and what is allowed, and nothing is written. An unlearning run whose loss
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from unlearning.parameters import read_yaml_mapping
 from unlearning.records import read_json, write_if_changed
 from unlearning.synthesis import RULES
 
@@ -153,6 +155,12 @@ def _add_assignments(sub) -> None:
                    help="copy book/ here as the student edition (student pages, no page sources or downloads)")
 
 
+def _add_check(sub) -> None:
+    p = sub.add_parser("check", help="check a profile's YAML files (chapter parameters, learn.yaml, fetch.yaml)")
+    p.add_argument("--profile", help="smoke, mini or paper (notebooks/profiles/PROFILE)")
+    p.add_argument("--profile-dir", type=Path, help="a profile folder to check instead")
+
+
 def _add_grade(sub) -> None:
     p = sub.add_parser("grade", help="grade every submission (.ipynb or .py) in a folder; writes grades.csv")
     p.add_argument("--assignment", required=True, help="A1, A2, A3 or A4")
@@ -160,18 +168,25 @@ def _add_grade(sub) -> None:
     p.add_argument("--out", type=Path, help="the CSV to write (default SUBMISSIONS/grades.csv)")
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a wrong option is one line (`-h` shows the usage) and exits with status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="unlearning", description=__doc__.split("\n\n")[0])
+    top = _OneLineParser(prog="unlearning", description=__doc__.split("\n\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
     _add_world(sub), _add_rwku_real(sub), _add_learn(sub), _add_unlearn(sub), _add_evaluate(sub), _add_fetch(sub)
-    _add_claims(sub), _add_present(sub), _add_assignments(sub), _add_grade(sub)
+    _add_claims(sub), _add_present(sub), _add_assignments(sub), _add_grade(sub), _add_check(sub)
     return top
 
 
 def cmd_world(args) -> None:
     from unlearning.world import generate
 
-    counts = generate(args.profile, args.out)
+    counts = generate(args.profile, _output_folder("--out", args.out))
     print(f"wrote {len(counts)} splits under {args.out / args.profile}")
 
 
@@ -194,11 +209,13 @@ def cmd_rwku_real(args) -> None:
 def cmd_learn(args) -> None:
     from unlearning.learning import LearnPlan, learn
 
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     options = {}
     if args.config:
         if not args.config.is_file():
             raise ValueError(f"--config: file not found: {args.config}")
-        options = yaml.safe_load(args.config.read_text()) or {}
+        options = read_yaml_mapping(args.config)
     if args.sizes:
         options["sizes"] = args.sizes
         options.setdefault("main_size", args.sizes[0])
@@ -212,6 +229,10 @@ def cmd_learn(args) -> None:
     manifest = learn(plan, args.data, args.out, log=lambda message: print(message, flush=True), workers=args.jobs)
     write_if_changed(args.out / "manifest.json", manifest)
     print(f"{len(manifest)} models up to date under {args.out}")
+
+
+MAX_BATCH = 4096  # examples per micro-batch (and micro-batches per step): more is a typing mistake
+MAX_STEPS = 1_000_000  # optimizer steps of one run
 
 
 def _parse_sets(pairs: list[str]) -> dict:
@@ -269,11 +290,10 @@ def _unlearn_spec(args, benchmark: str, data: Path):
     from unlearning.protocol import Protocol
 
     get_method(args.method)
-    for flag, value in (("--batch-size", args.batch_size), ("--grad-accum", args.grad_accum)):
-        if value < 1:
-            raise ValueError(f"{flag} must be >= 1, got {value}")
-    if args.max_steps is not None and args.max_steps < 1:
-        raise ValueError(f"--max-steps must be >= 1, got {args.max_steps}")
+    for flag, value, most in (("--batch-size", args.batch_size, MAX_BATCH), ("--grad-accum", args.grad_accum, MAX_BATCH),
+                              ("--max-steps", args.max_steps, MAX_STEPS)):
+        if value is not None and not 1 <= value <= most:
+            raise ValueError(f"{flag} must be >= 1 and at most {most}, got {value}")
     if args.lora_rank is not None and args.lora_rank < 1:
         raise ValueError(f"--lora-rank must be >= 1, got {args.lora_rank}")
     protocol = Protocol(lr=args.lr, batch_size=args.batch_size, epochs=args.epochs, tolerance=args.tolerance,
@@ -281,6 +301,7 @@ def _unlearn_spec(args, benchmark: str, data: Path):
     bench = get_benchmark(benchmark)
     bench.require_unlearning()
     n_forget = len(bench.load(data, args.split or bench.forget))
+    bench.load(data, args.retain_split or bench.retain)  # a missing or broken retain split fails here, not mid-run
     spec = protocol.spec(benchmark, args.method, args.model, n_forget, stop=args.stop, rule=args.rule,
                          forget_split=args.split, retain_split=args.retain_split, hparams=_parse_sets(args.set),
                          probe_set=args.probe_set, lora={"r": args.lora_rank} if args.lora_rank else None)
@@ -288,7 +309,34 @@ def _unlearn_spec(args, benchmark: str, data: Path):
         spec = replace(spec, max_steps=args.max_steps)
     if args.grad_accum != 1 or args.optimizer != "adamw":
         spec = replace(spec, optim=replace(spec.optim, grad_accum=args.grad_accum, optimizer=args.optimizer))
-    return spec.resolved()
+    spec = spec.resolved()
+    if spec.stop.kind == "violation" and spec.probe_set == "holdout" and spec.stop.confirm_size >= n_forget:
+        raise ValueError(f"--probe-set holdout: a held-out probe set of {spec.stop.confirm_size} leaves no forget "
+                         f"example to train on ({n_forget} in {spec.forget_split})")
+    return spec
+
+
+def _output_folder(flag: str, path: Path) -> Path:
+    """A folder to write into: it may not exist yet, but must not be a file (nor lie under one)."""
+    for part in (path, *path.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise ValueError(f"{flag}: not a folder: {part}")
+            break
+    return path
+
+
+def _model_and_tokenizer(args) -> Path:
+    """The model folder (checked: loadable, complete, fits its tokenizer) and its tokenizer folder."""
+    from unlearning.models import check_model
+
+    if not args.model.is_dir():
+        raise ValueError(f"--model: folder not found: {args.model}")
+    tokenizer = args.tokenizer or _tokenizer_for(args.model)
+    if not Path(tokenizer).is_dir():
+        raise ValueError(f"--tokenizer: folder not found: {tokenizer}")
+    check_model(args.model, tokenizer)
+    return Path(tokenizer)
 
 
 def cmd_unlearn(args) -> int:
@@ -298,12 +346,8 @@ def cmd_unlearn(args) -> int:
     runtime = Runtime(args.device, args.dtype)
     benchmark, data, profile = _benchmark_and_data(args)
     spec = _unlearn_spec(args, benchmark, data)  # every value checked before any folder is touched
-    if not args.model.is_dir():
-        raise ValueError(f"--model: folder not found: {args.model}")
-    tokenizer = args.tokenizer or _tokenizer_for(args.model)
-    if not Path(tokenizer).is_dir():
-        raise ValueError(f"--tokenizer: folder not found: {tokenizer}")
-    store = args.store or (Path("runs") / profile if profile else Path("runs"))
+    tokenizer = _model_and_tokenizer(args)
+    store = _output_folder("--store", args.store or (Path("runs") / profile if profile else Path("runs")))
     say = (lambda message: print(message, flush=True)) if runtime.is_main else (lambda message: None)
     record = run(spec, data, tokenizer, store, log=say, runtime=runtime)
     if record.get("diverged"):
@@ -314,18 +358,18 @@ def cmd_unlearn(args) -> int:
 
 def cmd_evaluate(args) -> None:
     from unlearning.evaluate import EvalConfig, evaluate
+    from unlearning.models import check_model
     from unlearning.runtime import Runtime
 
     runtime = Runtime(args.device, args.dtype)
     benchmark, data, _ = _benchmark_and_data(args)
-    if not args.model.is_dir():
-        raise ValueError(f"--model: folder not found: {args.model}")
-    tokenizer = args.tokenizer or _tokenizer_for(args.model)
+    tokenizer = _model_and_tokenizer(args)
     config = EvalConfig(forget_split=args.split)
     oracle = None
     if args.oracle is not None:
         if not args.oracle.is_dir():
             raise ValueError(f"--oracle: folder not found: {args.oracle}")
+        check_model(args.oracle, tokenizer)
         oracle = evaluate(benchmark, args.oracle, data, tokenizer, config=config, runtime=runtime)
     metrics = evaluate(benchmark, args.model, data, tokenizer, config=config, oracle=oracle,
                        log=lambda message: print(message, flush=True), runtime=runtime)
@@ -370,12 +414,25 @@ def cmd_assignments(args) -> None:
     print(f"wrote {len(written)} files under {args.book or args.out}")
 
 
+def cmd_check(args) -> None:
+    from unlearning.parameters import PROFILES, check_profile_files
+
+    if (args.profile is None) == (args.profile_dir is None):
+        raise ValueError("check: give --profile or --profile-dir")
+    if args.profile is not None and args.profile not in PROFILES:
+        raise ValueError(f"--profile must be one of {', '.join(PROFILES)}; got {args.profile!r}")
+    folder = args.profile_dir or Path("notebooks") / "profiles" / args.profile
+    print(f"{len(check_profile_files(folder))} files of {folder} are well formed")
+
+
 def cmd_grade(args) -> int:
     from unlearning.classroom.grading import exercises_of, grade_folder
 
     exercises_of(args.assignment)  # an unknown assignment is an error before anything is read
     if not args.submissions.is_dir():
         raise FileNotFoundError(f"--submissions: folder not found: {args.submissions}")
+    if args.out is not None:
+        _output_folder("--out", args.out.parent)
     csv_path, unreadable = grade_folder(args.submissions, args.assignment, args.out)
     print(f"grades: {csv_path}")
     for line in unreadable:
@@ -386,15 +443,19 @@ def cmd_grade(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     from unlearning.runtime import configure_process
 
-    args = parser().parse_args(argv)
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as done:  # -h, or a malformed command line (one line on stderr)
+        return done.code or 0
     configure_process()
     commands = {"world": cmd_world, "rwku-real": cmd_rwku_real, "learn": cmd_learn, "unlearn": cmd_unlearn, "evaluate": cmd_evaluate,
                 "fetch": cmd_fetch, "claims": cmd_claims, "present": cmd_present, "assignments": cmd_assignments,
-                "grade": cmd_grade}
+                "grade": cmd_grade, "check": cmd_check}
     try:
         status = commands[args.command](args)
-    except (ValueError, FileNotFoundError) as error:
-        print(f"unlearning {args.command}: error: {error}", file=sys.stderr)
+    except (ValueError, OSError) as error:  # a user's mistake (or a file system's refusal): one line
+        message = str(error).replace("\n", " ")
+        print(f"unlearning {args.command}: error: {message}", file=sys.stderr)
         return 2
     return status or 0
 

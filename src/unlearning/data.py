@@ -34,9 +34,24 @@ def read_jsonl(path: Path) -> list[dict]:
     text = path.read_text(encoding="utf-8").strip()
     if not text:
         raise DataError(f"empty data file: {path}")
-    if text.startswith("["):
-        return json.loads(text)
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    try:
+        records = json.loads(text) if text.startswith("[") else \
+            [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as error:  # a truncated or hand-edited file
+        line = error.lineno if text.startswith("[") else \
+            next(i for i, row in enumerate(text.splitlines(), 1) if row.strip() and not _parses(row))
+        raise DataError(f"{path}: not valid JSON lines (line {line}: {error.msg})") from None
+    if not all(isinstance(record, dict) for record in records):
+        raise DataError(f"{path}: every record must be a JSON object")
+    return records
+
+
+def _parses(line: str) -> bool:
+    try:
+        json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def write_jsonl(path: Path, records: Iterable[dict]) -> None:

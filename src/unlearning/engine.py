@@ -83,8 +83,8 @@ class OptimConfig:
     def __post_init__(self) -> None:
         if self.optimizer not in ("adamw", "sgd"):
             raise ValueError(f"optimizer must be one of adamw, sgd; got {self.optimizer!r}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be > 0, got {self.lr!r}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ValueError(f"lr must be a finite number > 0, got {self.lr!r}")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size!r}")
         if self.grad_accum < 1:

@@ -15,7 +15,9 @@ tokenizer and parent model, so `make models` reruns only what changed; quality g
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import os
 import re
 import time
@@ -120,6 +122,36 @@ class Job:
     threads: int = JOB_THREADS   # torch threads of this job (part of its key)
 
 
+def _check_types(options: dict) -> None:
+    """The learning plan's top-level values have their types (one-line errors, nothing trained)."""
+    for key in ("sizes", "oracles", "main_oracles", "muse"):
+        if key in options and not (isinstance(options[key], list) and all(isinstance(v, str) for v in options[key])):
+            raise ValueError(f"learn config: {key} must be a list of names, got {options[key]!r}")
+    if "main_size" in options and not isinstance(options["main_size"], str):
+        raise ValueError(f"learn config: main_size must be a size name, got {options['main_size']!r}")
+    for key, least in (("seed", 0), ("vocab_size", 64)):
+        value = options.get(key, least)
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"learn config: {key} must be an integer >= {least}, got {value!r}")
+
+
+def _stage_options(stage: str, options) -> dict:
+    """A learning stage's settings: known `TrainConfig` fields with numbers (lr may map sizes to numbers)."""
+    if not isinstance(options, dict):
+        raise ValueError(f"learn config: {stage} must be a mapping of settings, got {options!r}")
+    fields = {f.name: f.type for f in dataclasses.fields(TrainConfig)}
+    for key, value in options.items():
+        if key not in fields:
+            raise ValueError(f"learn config: {stage}: unknown setting {key!r}; allowed: {', '.join(fields)}")
+        numbers = value.values() if key == "lr" and isinstance(value, dict) else [value]
+        for number in numbers:
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number):
+                raise ValueError(f"learn config: {stage}.{key} must be a finite number, got {value!r}")
+            if fields[key] == "int" and number != int(number):
+                raise ValueError(f"learn config: {stage}.{key} must be an integer, got {value!r}")
+    return options
+
+
 @dataclass(frozen=True)
 class LearnPlan:
     """What to learn for a profile (the YAML file `notebooks/profiles/<profile>/learn.yaml`)."""
@@ -174,10 +206,11 @@ class LearnPlan:
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"learn config: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(known))}")
+        _check_types(options)
         seed = options.get("seed", 0)
         configs, lr_by_size = {}, {}
         for stage in (s for s in STAGES if s in options):
-            stage_options = {"seed": seed, **options[stage]}
+            stage_options = {"seed": seed, **_stage_options(stage, options[stage])}
             if isinstance(stage_options.get("lr"), dict):  # lr: {xs: 6e-3, s: 3e-3, ...}
                 lr_by_size[stage] = {str(k): float(v) for k, v in stage_options["lr"].items()}
                 stage_options["lr"] = min(lr_by_size[stage].values())  # a valid placeholder; config_for overrides it
@@ -236,11 +269,14 @@ class RealPlan:
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"learn config: real: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(known))}")
+        if not isinstance(options, dict):
+            raise ValueError(f"learn config: real must be a mapping, got {type(options).__name__}")
         values = {k: options[k] for k in ("base", "size", "benchmark", "threads") if k in options}
         if "oracles" in options:
             values["oracles"] = tuple(options["oracles"])
         if "finetune" in options:  # over the defaults of the real recipe, not TrainConfig's
-            values["finetune"] = TrainConfig(**{**asdict(cls().finetune), "seed": seed, **options["finetune"]})
+            values["finetune"] = TrainConfig(**{**asdict(cls().finetune), "seed": seed,
+                                                **_stage_options("real.finetune", options["finetune"])})
         return cls(**values)
 
     def jobs(self) -> list[Job]:

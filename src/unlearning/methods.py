@@ -9,6 +9,8 @@ with an update rule from `unlearning.synthesis`. Defaults follow
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -280,9 +282,24 @@ class Method:
         unknown = sorted(set(overrides) - set(self.defaults))
         if unknown:
             raise ValueError(f"{self.name} has no hyper-parameter {unknown[0]!r}; allowed: {', '.join(sorted(self.defaults))}")
+        for key, value in overrides.items():
+            _check_hparam_type(self.name, key, value, self.defaults[key])
         merged = {**self.defaults, **overrides}
         validate_hparams(self.name, merged)
         return merged
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_hparam_type(method: str, key: str, value, default) -> None:
+    """An override has its default's kind (a finite number for a number, a string for a string)."""
+    if _is_number(default) and not (_is_number(value) and math.isfinite(value)):
+        raise ValueError(f"{method}: {key} must be a finite number like its default {default!r}, got {value!r}")
+    if not _is_number(default) and default is not None and type(value) is not type(default):
+        raise ValueError(f"{method}: {key} must be a {type(default).__name__} like its default {default!r}, "
+                         f"got {value!r}")
 
 
 def validate_hparams(name: str, hp: dict) -> None:

@@ -11,6 +11,7 @@ run store (`Lab.quantized`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -42,8 +43,8 @@ class Protocol:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if not self.epochs > 0:
-            raise ValueError(f"epochs must be > 0, got {self.epochs!r}")
+        if not (self.epochs > 0 and math.isfinite(self.epochs)):
+            raise ValueError(f"epochs must be a finite number > 0, got {self.epochs!r}")
         if self.cap < 1:
             raise ValueError(f"cap must be >= 1, got {self.cap!r}")
         if not 0 <= self.tolerance <= 1:
