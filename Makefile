@@ -20,6 +20,8 @@ EXECUTED := $(NOTEBOOKS:%=book/generated/%.ipynb)
 PROFILE_STAMP := book/generated/.profile-$(PROFILE)
 CLAIMS_PAGE := book/generated/claims.md
 WORLD_SOURCES := $(wildcard src/unlearning/world/*.py) src/unlearning/data.py
+# every data file of the profile: an executed chapter (and the models) depend on all of them
+DATA_FILES := $(shell find data/$(PROFILE) -name '*.json' 2>/dev/null)
 # classroom assignments: one text source each (notebooks/assignments/A<n>-<name>.py, the instructor's
 # master); `make assignments` writes student notebooks, solutions and autograder bundles
 ASSIGNMENT_SOURCES := $(wildcard notebooks/assignments/A*-*.py)
@@ -43,6 +45,23 @@ endif
 .PRECIOUS: models/%/manifest.json data/%/tofu/full.json build/notebooks/%.ipynb
 .PHONY: help venv data models real-model notebooks book book-student assignments grade publish test unit clean clean-book \
   $(NOTEBOOKS:%=nb-%)
+
+# Two makes in one checkout: every goal that writes runs under one lock (src/unlearning/makelock.py,
+# standard library only), so a second `make book` waits for the first, then finds done what the
+# first did, instead of writing the same notebooks and pages at once. MAKE_LOCK names the lock file.
+MAKE_LOCK ?= build/make.lock
+LOCKED_GOALS := venv data models real-model notebooks book book-student assignments test unit clean clean-book \
+  $(NOTEBOOKS:%=nb-%)
+ifeq ($(UNLEARNING_MAKE_LOCK),)
+WANTS_LOCK := $(filter $(LOCKED_GOALS),$(MAKECMDGOALS))
+endif
+
+ifneq ($(WANTS_LOCK),)
+.PHONY: $(MAKECMDGOALS) locked-make
+$(MAKECMDGOALS): locked-make ; @:
+locked-make:
+	@$(PYTHON) src/unlearning/makelock.py $(MAKE_LOCK) $(MAKE) --no-print-directory $(MAKECMDGOALS)
+else
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort | awk -F'\t' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -73,7 +92,7 @@ real-model: $(REAL_MODEL) ## SmolLM2-135M-Instruct as a safetensors checkpoint i
 $(REAL_MODEL): notebooks/profiles/real/fetch.yaml | $(INSTALLED)
 	$(BIN)/unlearning fetch --config notebooks/profiles/real/fetch.yaml --out .
 
-models/%/manifest.json: $(INSTALLED) $(SRC) notebooks/profiles/%/learn.yaml data/%/tofu/full.json $(REAL_MODEL)
+models/%/manifest.json: $(INSTALLED) $(SRC) notebooks/profiles/%/learn.yaml data/%/tofu/full.json $(DATA_FILES) $(REAL_MODEL)
 	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS)
 	touch $@
 
@@ -97,11 +116,8 @@ $(PROFILE_CHECKED): $(wildcard $(PROFILE_DIR)/*.yaml) $(NOTEBOOKS:%=notebooks/%.
 	$(BIN)/unlearning check --profile $(PROFILE)
 	touch $@
 
-book/generated/%.ipynb: build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(MODELS_MANIFEST) $(SRC) | $(INSTALLED) $(PROFILE_CHECKED)
-	UNLEARNING_PROGRESS=0 $(BIN)/papermill --cwd . --log-level WARNING --no-progress-bar \
-	  -f $(PROFILE_DIR)/$*.yaml $< $@.tmp.ipynb || (rm -f $@.tmp.ipynb; false)
-	$(BIN)/unlearning present $@.tmp.ipynb --profile $(PROFILE) --parameters $(PROFILE_DIR)/$*.yaml
-	mv $@.tmp.ipynb $@
+book/generated/%.ipynb: build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(MODELS_MANIFEST) $(DATA_FILES) $(SRC) | $(INSTALLED) $(PROFILE_CHECKED)
+	UNLEARNING_PROGRESS=0 $(BIN)/unlearning execute $< --out $@ --profile $(PROFILE) --parameters $(PROFILE_DIR)/$*.yaml
 
 # "Claims at a glance": every chapter writes its findings (book/generated/findings/); the page is
 # rendered from them once every chapter has run
@@ -155,3 +171,5 @@ clean-book: ## remove executed notebooks and the HTML (both editions)
 
 clean: clean-book ## remove trained models and runs too (keeps data/ and .venv)
 	rm -rf models runs
+
+endif  # the lock guard above

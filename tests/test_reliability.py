@@ -105,3 +105,92 @@ def test_a_diverged_run_has_no_4bit_copy(tmp_path):
 
     assert Lab(tmp_path, tmp_path, tmp_path).quantized(None) is None
 
+
+
+# --- determinism and isolation ------------------------------------------------------------------
+
+
+def _without_cost(value):
+    """A record or metrics dict without what may differ between equal runs: seconds and memory peaks."""
+    if isinstance(value, dict):
+        return {k: _without_cost(v) for k, v in value.items() if "seconds" not in k and not k.startswith("peak_")}
+    if isinstance(value, list):
+        return [_without_cost(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("method", ["MASC", "NPO+KLR"])
+def test_same_seed_same_machine_same_threads_give_identical_records_and_metrics(world, target, tokenizer, tmp_path,
+                                                                                method):
+    """Two runs of one spec into two stores (smoke world, this process's thread count): the
+    records, the weights and the TOFU metrics agree exactly, timings aside."""
+    from unlearning.protocol import Protocol
+    from unlearning.runs import run
+    from unlearning.store import weights_hash
+
+    save_model(target, tmp_path / "target")
+    tokenizer.save_pretrained(tmp_path / "tok")
+    spec = Protocol(cap=40).spec("tofu", method, tmp_path / "target", 8, forget_split="forget10")
+    results = []
+    for store in ("first", "second"):
+        record = run(spec, world / "tofu", tmp_path / "tok", tmp_path / store)
+        metrics = evaluate("tofu", record["dir"], world / "tofu", tmp_path / "tok")
+        results.append((_without_cost({k: v for k, v in record.items() if k != "dir"}), weights_hash(record["dir"]),
+                        _without_cost(metrics)))
+    assert results[0] == results[1]
+    assert results[0][0]["steps"] >= 2 and results[0][2]["forget_Q_A_ROUGE"] == results[1][2]["forget_Q_A_ROUGE"]
+
+
+def test_a_pickled_checkpoint_is_never_loaded(target, tmp_path):
+    """A folder with only `pytorch_model.bin` (a pickle whose loading would create a file) is refused."""
+    import json
+    import pickle
+
+    from unlearning.models import check_model, load_model
+
+    marker = tmp_path / "pickle-ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    folder = tmp_path / "pickled"
+    save_model(target, folder)
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(pickle.dumps(Payload()))
+    with pytest.raises((OSError, ValueError)):
+        load_model(folder)
+    with pytest.raises(ValueError, match="no safetensors weights"):
+        check_model(folder)
+    assert not marker.exists()
+    assert json.loads((folder / "config.json").read_text())["model_type"] == "qwen2"
+
+
+def test_remote_code_in_a_model_or_tokenizer_folder_never_runs(target, tokenizer, tmp_path):
+    """A config and a tokenizer config that point at Python files of their folder (`auto_map`):
+    loading refuses them (trust_remote_code stays off) and the files are never imported."""
+    import json
+
+    from unlearning.models import load_model, load_tokenizer
+
+    marker = tmp_path / "remote-code-ran"
+    folder = tmp_path / "remote"
+    save_model(target, folder)
+    tokenizer.save_pretrained(folder)
+    for module in ("configuration_evil", "modeling_evil", "tokenization_evil"):
+        (folder / f"{module}.py").write_text(f"open({str(marker)!r}, 'w').write('{module}')\n")
+    config = json.loads((folder / "config.json").read_text())
+    config.update(model_type="evil", auto_map={"AutoConfig": "configuration_evil.EvilConfig",
+                                               "AutoModelForCausalLM": "modeling_evil.EvilForCausalLM"})
+    (folder / "config.json").write_text(json.dumps(config))
+    tokenizer_config = json.loads((folder / "tokenizer_config.json").read_text())
+    tokenizer_config.update(tokenizer_class="EvilTokenizer", auto_map={"AutoTokenizer": ["tokenization_evil.EvilTokenizer", None]})
+    (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config))
+    with pytest.raises((OSError, ValueError)):
+        load_model(folder)
+    try:  # the tokenizer may load, from tokenizer.json alone, as the library's own class
+        loaded = load_tokenizer(folder)
+        assert type(loaded).__module__.startswith("transformers.")
+    except (OSError, ValueError):
+        pass
+    assert not marker.exists()

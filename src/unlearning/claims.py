@@ -17,6 +17,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from unlearning.records import write_text_atomically
+
 HELD, PARTLY, NOT_HELD, CANNOT_TELL = "held", "partly", "did not hold", "cannot tell here"
 VERDICTS = (HELD, PARTLY, NOT_HELD, CANNOT_TELL)
 VERDICT_MARKS = {HELD: "✓", PARTLY: "◐", NOT_HELD: "✗", CANNOT_TELL: "?"}  # plain glyphs: no emoji font needed
@@ -116,7 +118,7 @@ def record(key: str, ours: str, verdict: str, profile: str, reason: str = "", fo
     finding = check_finding(Finding(key, ours, verdict, reason, profile))
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{key}.json").write_text(json.dumps(asdict(finding), indent=1, ensure_ascii=False) + "\n")
+    write_text_atomically(folder / f"{key}.json", json.dumps(asdict(finding), indent=1, ensure_ascii=False) + "\n")
     claim = CLAIM_KEYS[key]
     because = f" ({reason})" if reason else ""
     return f"*{claim.statement}* — **{verdict}**{because}; on {{doc}}`claims`."
@@ -179,5 +181,5 @@ def write_page(folder: Path | str, out: Path | str, profile: str) -> Path:
     """Render the claims page from the findings in `folder` to `out` (the Makefile's step)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_page(load_findings(folder, profile), profile))
+    write_text_atomically(out, render_page(load_findings(folder, profile), profile))
     return out

@@ -1,4 +1,4 @@
-"""The `unlearning` command: world, rwku-real, learn, unlearn, evaluate, fetch, claims, present,
+"""The `unlearning` command: world, rwku-real, learn, unlearn, evaluate, fetch, claims, present, execute,
 assignments, grade.
 
     unlearning world --profile smoke --out data
@@ -145,6 +145,14 @@ def _add_present(sub) -> None:
     p.add_argument("--parameters", type=Path, required=True, help="the profile's YAML that papermill injected")
 
 
+def _add_execute(sub) -> None:
+    p = sub.add_parser("execute", help="run a chapter with papermill into the book (written only once it ran to its end)")
+    p.add_argument("notebook", type=Path, help="the chapter's .ipynb (make writes it from notebooks/NAME.py)")
+    p.add_argument("--out", type=Path, required=True, help="the executed chapter, e.g. book/generated/NAME.ipynb")
+    p.add_argument("--profile", required=True, help="the profile whose parameters it runs with")
+    p.add_argument("--parameters", type=Path, required=True, help="the profile's YAML for this chapter")
+
+
 def _add_assignments(sub) -> None:
     p = sub.add_parser("assignments", help="student notebooks, solutions and autograder bundles (or the book's pages)")
     p.add_argument("--out", type=Path, default=Path("build/assignments"),
@@ -179,7 +187,7 @@ def parser() -> argparse.ArgumentParser:
     top = _OneLineParser(prog="unlearning", description=__doc__.split("\n\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
     _add_world(sub), _add_rwku_real(sub), _add_learn(sub), _add_unlearn(sub), _add_evaluate(sub), _add_fetch(sub)
-    _add_claims(sub), _add_present(sub), _add_assignments(sub), _add_grade(sub), _add_check(sub)
+    _add_claims(sub), _add_present(sub), _add_execute(sub), _add_assignments(sub), _add_grade(sub), _add_check(sub)
     return top
 
 
@@ -401,6 +409,26 @@ def cmd_present(args) -> None:
     present(args.notebook, args.profile, args.parameters)
 
 
+def cmd_execute(args) -> int:
+    from papermill.exceptions import PapermillExecutionError
+
+    from unlearning.execution import execute_chapter
+
+    for what, path in (("notebook", args.notebook), ("--parameters", args.parameters)):
+        if not path.is_file():
+            raise FileNotFoundError(f"{what}: file not found: {path}")
+    try:
+        execute_chapter(args.notebook, args.out, args.profile, args.parameters)
+    except PapermillExecutionError as error:  # a cell failed: its error, as papermill reports it
+        print(f"unlearning execute: {args.notebook.stem} failed in cell {error.exec_count}:\n{error}", file=sys.stderr)
+        return 1
+    except RuntimeError as error:  # the kernel died (killed, out of memory)
+        print(f"unlearning execute: {args.notebook.stem}: {error}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.out}")
+    return 0
+
+
 def cmd_assignments(args) -> None:
     from unlearning.classroom import assignments
 
@@ -449,10 +477,14 @@ def main(argv: list[str] | None = None) -> int:
         return done.code or 0
     configure_process()
     commands = {"world": cmd_world, "rwku-real": cmd_rwku_real, "learn": cmd_learn, "unlearn": cmd_unlearn, "evaluate": cmd_evaluate,
-                "fetch": cmd_fetch, "claims": cmd_claims, "present": cmd_present, "assignments": cmd_assignments,
+                "fetch": cmd_fetch, "claims": cmd_claims, "present": cmd_present, "execute": cmd_execute, "assignments": cmd_assignments,
                 "grade": cmd_grade, "check": cmd_check}
     try:
         status = commands[args.command](args)
+    except KeyboardInterrupt:  # Ctrl-C: every finished piece is stored; the rest is redone by a rerun
+        print(f"unlearning {args.command}: interrupted; finished work is kept, run the command again to "
+              "complete it", file=sys.stderr)
+        return 130
     except (ValueError, OSError) as error:  # a user's mistake (or a file system's refusal): one line
         message = str(error).replace("\n", " ")
         print(f"unlearning {args.command}: error: {message}", file=sys.stderr)

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from unlearning.margin import IGNORE_INDEX
+from unlearning.records import write_text_atomically
 
 QA_PROMPT = "Question: {question}\nAnswer:"
 class DataError(ValueError):
@@ -56,12 +57,8 @@ def _parses(line: str) -> bool:
 
 def write_jsonl(path: Path, records: Iterable[dict]) -> None:
     """Write records as sorted-key JSON lines, atomically (temporary name, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
-    tmp.replace(path)
+    write_text_atomically(path, "".join(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+                                        for record in records))
 
 
 def validate_records(records: Sequence[dict], fields: Sequence[str], where: str) -> None:

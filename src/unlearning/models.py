@@ -63,7 +63,7 @@ def train_tokenizer(texts: Sequence[str], vocab_size: int, out_dir: Path) -> Pre
     )
     tokenizer.train_from_iterator(list(texts), trainer=trainer)
     wrapped = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token=EOS_TOKEN, pad_token=PAD_TOKEN)
-    _save_atomically(out_dir, wrapped.save_pretrained)
+    save_folder_atomically(out_dir, wrapped.save_pretrained)
     return wrapped
 
 
@@ -163,28 +163,52 @@ def train_causal_lm(model: Qwen2ForCausalLM, examples: Sequence[Encoded], config
     return epoch_losses
 
 
-def _save_atomically(out_dir: Path, save) -> None:
-    """Write into a temporary sibling folder, then rename it into place."""
+def save_folder_atomically(out_dir: Path, save) -> None:
+    """Write a folder through `save(temporary_path)` into a temporary sibling, then rename it
+    into place: a reader sees the old folder, no folder, or the whole new one, never a part.
+
+    The temporary name is one per process, so concurrent savers never share it; when another
+    process renames its folder into place between our removal and our rename, we try again
+    (the last writer wins, and both wrote a complete folder)."""
+    from unlearning.failpoints import reached
+
     out_dir = Path(out_dir)
-    tmp = out_dir.with_name(out_dir.name + ".tmp")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.with_name(f"{out_dir.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     save(str(tmp))
-    shutil.rmtree(out_dir, ignore_errors=True)
-    tmp.rename(out_dir)
+    reached("save:written")  # the folder is complete under its temporary name, not yet in place
+    for attempt in range(10):
+        shutil.rmtree(out_dir, ignore_errors=True)
+        try:
+            tmp.rename(out_dir)
+            return
+        except OSError:  # another process put its folder in place first (ENOTEMPTY / EEXIST)
+            if attempt == 9:
+                raise
 
 
-def save_model(model: torch.nn.Module, out_dir: Path, info: dict | None = None) -> None:
+def save_model(model: torch.nn.Module, out_dir: Path, info: dict | None = None, also=None,
+               keep: tuple[str, ...] = ()) -> None:
     """Save as safetensors with `save_pretrained` (and the weights' hash, `store.weights_hash`);
-    `info` goes to `learning.json` beside it."""
-
+    `info` goes to `learning.json` beside it, and `also(folder)` writes any further files (a
+    tokenizer, a source record) into the folder *before* it is moved into place, so a model
+    folder that exists is complete. `keep` names sub-folders of a folder being replaced to carry
+    into the new one (the cached evaluations, `metrics/`: each is keyed by the weights it measured,
+    so one of other weights is never read, and one of the same weights is not computed again)."""
 
     def save(path: str) -> None:
+        for name in keep:
+            if (Path(out_dir) / name).is_dir():
+                shutil.copytree(Path(out_dir) / name, Path(path) / name)
         model.save_pretrained(path, safe_serialization=True)
         weights_hash(path)  # computed once here, read by every later cache lookup
+        if also is not None:
+            also(Path(path))
         if info is not None:
             Path(path, "learning.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
 
-    _save_atomically(Path(out_dir), save)
+    save_folder_atomically(Path(out_dir), save)
 
 
 def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32,

@@ -182,8 +182,7 @@ class Lab:
         if not (target / "config.json").is_file():
             model = load_model(source)
             quantize_model(model, code=code)
-            save_model(model, target)
-            copy_tokenizer_files(source, target)
+            save_model(model, target, also=lambda path: copy_tokenizer_files(source, path))
         return target
 
 

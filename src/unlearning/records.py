@@ -13,13 +13,19 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
 
-def write_json(path: str | Path, obj) -> None:
-    """Write `obj` as indented, key-sorted JSON through a temporary file and a rename."""
+def write_text_atomically(path: str | Path, text: str) -> None:
+    """Write `text` through a temporary file and a rename: a reader sees the old file or the new
+    one, never a part (the temporary name is one per process, so concurrent writers never share it)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # one per process: concurrent writers never share it
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_default) + "\n", encoding="utf-8")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+
+
+def write_json(path: str | Path, obj) -> None:
+    """Write `obj` as indented, key-sorted JSON, atomically (`write_text_atomically`)."""
+    write_text_atomically(path, json.dumps(obj, indent=2, sort_keys=True, default=_default) + "\n")
 
 
 def write_if_changed(path: str | Path, obj) -> bool:

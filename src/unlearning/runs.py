@@ -15,6 +15,7 @@ from pathlib import Path
 
 from unlearning.benchmarks import Benchmark, get_benchmark
 from unlearning.data import encode_qa_split, encode_text
+from unlearning.failpoints import reached
 from unlearning.engine import PROBE_SETS, OptimConfig, split_probe_set, unlearn
 from unlearning.methods import get_method
 from unlearning.metrics.likelihood import answer_probability
@@ -173,10 +174,12 @@ def run(spec: RunSpec, data_dir: str | Path, tokenizer_dir: str | Path, store: s
         if runtime.is_main:
             record.update(key=folder.name, model_hash=weights_hash(spec.model), data_hash=file_hash(
                 *benchmark.split_files(data_dir, spec.forget_split), *benchmark.split_files(data_dir, spec.retain_split)))
+            reached("run:trained")
             if record["diverged"] is None:
-                save_model(model, folder / "model")
-                copy_tokenizer_files(spec.model, folder / "model")
+                save_model(model, folder / "model", also=lambda path: copy_tokenizer_files(spec.model, path))
+            reached("run:model-saved")
             write_json(record_path, record)  # last: a folder without its record is not a finished run
+            reached("run:recorded")
             if log:
                 log(f"wrote {folder}")
         runtime.wait()  # the others read what the main process wrote

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+from unlearning.failpoints import reached
 from unlearning.records import read_json, write_json
 
 WEIGHTS_RECORD = "weights.sha256.json"
@@ -211,7 +212,9 @@ def cached(path: str | Path, compute: Callable[[], dict], log=None) -> dict:
             log(f"cached: {path}")
         return read_json(path)
     value = compute()
+    reached("cache:computed")
     write_json(path, value)
+    reached("cache:written")
     if log:
         log(f"wrote {path}")
     return value

@@ -1,0 +1,70 @@
+"""The Makefile as a user meets it (issue 19): what is stale is redone and nothing else, and two
+makes started at once in one checkout do not corrupt each other's files.
+
+`make test` runs this after the smoke book is built, inside its own locked make: the makes started
+here take another lock file (MAKE_LOCK) and drop the outer make's UNLEARNING_MAKE_LOCK, so they
+lock against each other only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if not (ROOT / "book" / "_build" / "html" / "index.html").is_file():
+    pytest.skip("no built book (make book PROFILE=smoke)", allow_module_level=True)
+
+
+def _make(*args, env=None, **kwargs):
+    return subprocess.run(["make", "--no-print-directory", "PROFILE=smoke", *args], cwd=ROOT, env=env or os.environ,
+                          capture_output=True, text=True, **kwargs)
+
+
+def _stale(target: str, *newer: str) -> bool:
+    """Would make redo `target` if the files `newer` had just changed? (`make -q -W`, nothing runs)"""
+    flags = [f"--what-if={path}" for path in newer]
+    return _make("-q", *flags, target).returncode != 0
+
+
+@pytest.mark.parametrize("chapter, changed, stale", [
+    ("10-wmdp", "data/smoke/wmdp/forget.json", True),          # its data
+    ("10-wmdp", "notebooks/profiles/smoke/10-wmdp.yaml", True),  # its parameters
+    ("10-wmdp", "notebooks/10-wmdp.py", True),                   # its source
+    ("10-wmdp", "src/unlearning/metrics/choice.py", True),       # the library (its runs are then read back)
+    ("10-wmdp", "notebooks/05-tofu.py", False),                  # another chapter's source
+    ("10-wmdp", "notebooks/profiles/smoke/05-tofu.yaml", False),  # another chapter's parameters
+    ("05-tofu", "data/smoke/tofu/forget10.json", True),
+])
+def test_an_executed_chapter_is_redone_exactly_when_what_it_depends_on_changes(chapter, changed, stale):
+    target = f"book/generated/{chapter}.ipynb"
+    assert not _stale(target), f"{target} is not up to date after make book"
+    assert _stale(target, changed) == stale
+
+
+def test_two_make_books_at_once_wait_for_each_other_and_leave_a_whole_book(tmp_path):
+    """Chapter 0 made stale (its source touched), then two `make book` started together: the
+    second waits for the first, finds chapter 0 done and executes nothing; both succeed and the
+    page is whole."""
+    source = ROOT / "notebooks" / "00-pipeline.py"
+    os.utime(source)
+    env = {k: v for k, v in os.environ.items() if k != "UNLEARNING_MAKE_LOCK"}
+    env["MAKE_LOCK"] = str(tmp_path / "make.lock")
+    command = ["make", "--no-print-directory", "PROFILE=smoke", f"MAKE_LOCK={tmp_path / 'make.lock'}", "book"]
+    first = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    second = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    outputs = [process.communicate(timeout=1200) for process in (first, second)]
+    assert first.returncode == 0 and second.returncode == 0, outputs
+    executed = [out for out, _ in outputs if "unlearning execute build/notebooks/00-pipeline.ipynb" in out]
+    assert len(executed) == 1, "chapter 0 was executed once, by the first make"
+    assert "waiting for the make already running in this checkout" in outputs[1][1]
+    page = json.loads((ROOT / "book" / "generated" / "00-pipeline.ipynb").read_text())
+    assert all(c.get("execution_count") for c in page["cells"] if c["cell_type"] == "code")
+    assert (ROOT / "book" / "_build" / "html" / "generated" / "00-pipeline.html").is_file()
+    assert not _stale("book/generated/00-pipeline.ipynb")

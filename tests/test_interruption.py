@@ -1,0 +1,321 @@
+"""Interruption: a command killed (SIGKILL) or interrupted (Ctrl-C) before, during or after its
+final writes leaves nothing that a rerun takes as done, and the rerun produces exactly what an
+uninterrupted run does (issue 19). Real subprocesses, killed at named points
+(`unlearning.failpoints`) and at a random moment."""
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from unlearning.models import save_model
+
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "UNLEARNING_PROGRESS": "0", "TQDM_DISABLE": "1"}
+
+
+def _cli(*args, failpoint=None, signal_kind=None, wait=True):
+    env = dict(ENV)
+    env.pop("UNLEARNING_FAILPOINT", None)
+    if failpoint:
+        env["UNLEARNING_FAILPOINT"] = failpoint
+    if signal_kind:
+        env["UNLEARNING_FAILPOINT_SIGNAL"] = signal_kind
+    command = [sys.executable, "-m", "unlearning.cli", *map(str, args)]
+    if not wait:
+        return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+
+
+def _stable(value):
+    """A record without what may differ between equal runs: timings and memory peaks."""
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if "seconds" not in k and not k.startswith("peak_")}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+def _weights(folder: Path) -> str:
+    return hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, world, target_state, tokenizer):
+    from unlearning.models import build_model
+
+    root = tmp_path_factory.mktemp("interrupt")
+    model = build_model("xs", tokenizer, seed=0)
+    model.load_state_dict(target_state)
+    save_model(model, root / "model")
+    tokenizer.save_pretrained(root / "tok")
+    return root
+
+
+def _unlearn_args(lab: Path, world: Path, store: str):
+    return ("unlearn", "--benchmark", "tofu", "--data", world / "tofu", "--model", lab / "model", "--tokenizer",
+            lab / "tok", "--method", "NPO+KLR", "--max-steps", "12", "--store", lab / store)
+
+
+def _result(store: Path):
+    (record_path,) = store.glob("*/record.json")
+    record = json.loads(record_path.read_text())
+    return _stable(record), _weights(record_path.parent / "model")
+
+
+@pytest.fixture(scope="module")
+def reference(lab, world):
+    done = _cli(*_unlearn_args(lab, world, "reference"))
+    assert done.returncode == 0, done.stderr
+    return _result(lab / "reference")
+
+
+@pytest.mark.parametrize("point", ["engine:step", "run:trained", "save:written", "run:model-saved", "run:recorded"])
+def test_a_run_killed_at_any_point_is_redone_exactly(lab, world, reference, point):
+    store = f"killed-{point.replace(':', '-')}"
+    killed = _cli(*_unlearn_args(lab, world, store), failpoint=point)
+    assert killed.returncode == -signal.SIGKILL
+    finished = list((lab / store).glob("*/record.json"))
+    assert bool(finished) == (point == "run:recorded")  # no record, no finished run
+    again = _cli(*_unlearn_args(lab, world, store))
+    assert again.returncode == 0, again.stderr
+    assert ("cached:" in again.stdout) == (point == "run:recorded")
+    assert _result(lab / store) == reference
+
+
+def test_a_run_killed_at_a_random_moment_is_redone_exactly(lab, world, reference):
+    store = "random"
+    for attempt in range(3):
+        process = _cli(*_unlearn_args(lab, world, store), wait=False)
+        time.sleep(random.Random(attempt).uniform(0.5, 8.0))
+        process.send_signal(signal.SIGKILL)
+        process.communicate()
+    again = _cli(*_unlearn_args(lab, world, store))
+    assert again.returncode == 0, again.stderr
+    assert _result(lab / store) == reference
+
+
+def test_ctrl_c_says_one_line_and_the_rerun_completes(lab, world, reference):
+    store = "ctrl-c"
+    interrupted = _cli(*_unlearn_args(lab, world, store), failpoint="engine:step", signal_kind="INT")
+    assert interrupted.returncode == 130
+    assert interrupted.stderr.strip().splitlines() == [
+        "unlearning unlearn: interrupted; finished work is kept, run the command again to complete it"]
+    assert not list((lab / store).glob("*/record.json"))
+    again = _cli(*_unlearn_args(lab, world, store))
+    assert again.returncode == 0 and _result(lab / store) == reference
+
+
+@pytest.mark.parametrize("point", ["cache:computed", "cache:written"])
+def test_an_evaluation_killed_before_or_after_its_write_is_redone_or_reused(lab, world, point, tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(lab / "model", model)
+    args = ("evaluate", "--benchmark", "tofu", "--data", world / "tofu", "--model", model, "--tokenizer", lab / "tok")
+    killed = _cli(*args, failpoint=point)
+    assert killed.returncode == -signal.SIGKILL
+    assert bool(list((model / "metrics").glob("*.json"))) == (point == "cache:written")
+    again = _cli(*args)
+    assert again.returncode == 0, again.stderr
+    (metrics,) = (model / "metrics").glob("*.json")
+    fresh = tmp_path / "fresh"
+    shutil.copytree(lab / "model", fresh)
+    assert _cli("evaluate", "--benchmark", "tofu", "--data", world / "tofu", "--model", fresh, "--tokenizer",
+                lab / "tok").returncode == 0
+    (expected,) = (fresh / "metrics").glob("*.json")
+    assert _stable(json.loads(metrics.read_text())) == _stable(json.loads(expected.read_text()))
+
+
+def test_learning_killed_while_saving_a_model_is_redone_exactly(world, tmp_path):
+    plan = tmp_path / "learn.yaml"
+    plan.write_text("sizes: [xs]\nmain_size: xs\npretrain: {epochs: 1, lr: 0.003, batch_size: 32}\n"
+                    "finetune: {epochs: 1, lr: 0.003, batch_size: 16}\noracles: []\nmain_oracles: []\nmuse: []\n"
+                    "vocab_size: 256\nseed: 0\n")
+    args = ("learn", "--config", plan, "--data", world)
+    assert _cli(*args, "--out", tmp_path / "reference").returncode == 0
+    killed = _cli(*args, "--out", tmp_path / "killed", failpoint="save:written")
+    assert killed.returncode == -signal.SIGKILL
+    assert not (tmp_path / "killed" / "manifest.json").exists()
+    again = _cli(*args, "--out", tmp_path / "killed")
+    assert again.returncode == 0, again.stderr
+    reference = json.loads((tmp_path / "reference" / "manifest.json").read_text())
+    rerun = json.loads((tmp_path / "killed" / "manifest.json").read_text())
+    assert {k: v["key"] for k, v in rerun.items()} == {k: v["key"] for k, v in reference.items()}
+    for name in reference:
+        assert _weights(tmp_path / "killed" / name) == _weights(tmp_path / "reference" / name), name
+
+
+def _popen_group(*args, env_extra=None):
+    """The CLI in a process group of its own (it and every worker it spawns), as a terminal runs it."""
+    env = {**ENV, **(env_extra or {})}
+    env.pop("UNLEARNING_FAILPOINT", None)
+    return subprocess.Popen([sys.executable, "-m", "unlearning.cli", *map(str, args)], env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _kill_group(process, sig) -> None:
+    """Send `sig` to a process group, unless it already ended."""
+    try:
+        os.killpg(process.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+LEARN_PLAN = ("sizes: [xs]\nmain_size: xs\npretrain: {epochs: 1, lr: 0.003, batch_size: 32}\n"
+              "finetune: {epochs: 1, lr: 0.003, batch_size: 16}\noracles: [retain90]\nmain_oracles: [retain95]\n"
+              "muse: []\nvocab_size: 256\nseed: 0\n")
+
+
+@pytest.fixture(scope="module")
+def learned_reference(world, tmp_path_factory):
+    root = tmp_path_factory.mktemp("learn")
+    (root / "learn.yaml").write_text(LEARN_PLAN)
+    done = _cli("learn", "--config", root / "learn.yaml", "--data", world, "--out", root / "reference", "--jobs", "2")
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def _same_models(left: Path, right: Path) -> None:
+    reference = json.loads((left / "manifest.json").read_text())
+    rerun = json.loads((right / "manifest.json").read_text())
+    assert {k: v["key"] for k, v in rerun.items()} == {k: v["key"] for k, v in reference.items()}
+    for name in reference:
+        assert _weights(right / name) == _weights(left / name), name
+
+
+def test_learning_with_two_workers_killed_at_random_moments_is_redone_exactly(learned_reference, world):
+    """SIGKILL to the whole process group (the command and its two workers: a power cut) three
+    times at random moments, then a rerun: the same models as an uninterrupted learn."""
+    out = learned_reference / "killed"
+    args = ("learn", "--config", learned_reference / "learn.yaml", "--data", world, "--out", out, "--jobs", "2")
+    for attempt in range(3):
+        process = _popen_group(*args)
+        time.sleep(random.Random(10 + attempt).uniform(3.0, 12.0))
+        _kill_group(process, signal.SIGKILL)
+        process.communicate()
+    again = _cli(*args)
+    assert again.returncode == 0, again.stderr
+    _same_models(learned_reference / "reference", out)
+
+
+def test_ctrl_c_of_learning_says_one_line_and_the_rerun_completes(learned_reference, world):
+    out = learned_reference / "ctrl-c"
+    args = ("learn", "--config", learned_reference / "learn.yaml", "--data", world, "--out", out, "--jobs", "2")
+    process = _popen_group(*args)
+    time.sleep(6.0)
+    _kill_group(process, signal.SIGINT)  # what Ctrl-C in a terminal does: the command and its workers
+    _, stderr = process.communicate(timeout=120)
+    if process.returncode != 0:  # it may have finished before the signal came
+        assert process.returncode == 130, stderr
+        assert stderr.strip().splitlines()[-1] == (
+            "unlearning learn: interrupted; finished work is kept, run the command again to complete it")
+        assert not (out / "manifest.json").exists()
+    again = _cli(*args)
+    assert again.returncode == 0, again.stderr
+    _same_models(learned_reference / "reference", out)
+
+
+def test_ctrl_c_of_an_evaluation_writes_nothing(lab, world, tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(lab / "model", model)
+    args = ("evaluate", "--benchmark", "tofu", "--data", world / "tofu", "--model", model, "--tokenizer", lab / "tok")
+    interrupted = _cli(*args, failpoint="cache:computed", signal_kind="INT")
+    assert interrupted.returncode == 130
+    assert interrupted.stderr.strip().splitlines() == [
+        "unlearning evaluate: interrupted; finished work is kept, run the command again to complete it"]
+    assert not list((model / "metrics").glob("*.json"))
+
+
+# --- a papermill chapter ----------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def chapter(world, target_state, tokenizer, tmp_path_factory):
+    """Chapter 0 (two runs, MASC and GradDiff) as the Makefile gives it to `unlearning execute`,
+    and a folder that looks like a smoke checkout to it: data, a tokenizer, a target and an oracle."""
+    import jupytext
+
+    from unlearning.models import build_model
+
+    root = tmp_path_factory.mktemp("chapter")
+    notebook = root / "00-pipeline.ipynb"
+    jupytext.write(jupytext.read(ROOT / "notebooks" / "00-pipeline.py"), notebook)
+    model = build_model("xs", tokenizer, seed=0)
+    model.load_state_dict(target_state)
+
+    def checkout(name: str) -> Path:
+        folder = root / name
+        shutil.copytree(world, folder / "data" / "smoke")
+        tokenizer.save_pretrained(folder / "models" / "smoke" / "tokenizer")
+        for model_name in ("tofu/target-xs", "tofu/retain90-xs"):
+            save_model(model, folder / "models" / "smoke" / model_name)
+        return folder
+
+    return notebook, checkout
+
+
+def _execute(notebook: Path, cwd: Path, failpoint=None, wait=True):
+    env = dict(ENV)
+    if failpoint:
+        env["UNLEARNING_FAILPOINT"] = failpoint
+    command = [sys.executable, "-m", "unlearning.cli", "execute", str(notebook), "--out",
+               str(cwd / "book" / "generated" / "00-pipeline.ipynb"), "--profile", "smoke", "--parameters",
+               str(ROOT / "notebooks" / "profiles" / "smoke" / "00-pipeline.yaml")]
+    if not wait:
+        return subprocess.Popen(command, cwd=cwd, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def _runs(store: Path) -> dict:
+    out = {}
+    for record_path in sorted(store.glob("*/record.json")):
+        out[record_path.parent.name] = (_stable(json.loads(record_path.read_text())), _weights(record_path.parent / "model"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def chapter_reference(chapter):
+    notebook, checkout = chapter
+    folder = checkout("reference")
+    done = _execute(notebook, folder)
+    assert done.returncode == 0, done.stderr
+    return _runs(folder / "runs" / "smoke")
+
+
+def test_a_chapter_whose_kernel_dies_after_one_run_leaves_no_page_and_the_rerun_does_the_rest(chapter, chapter_reference):
+    notebook, checkout = chapter
+    folder = checkout("kernel-killed")
+    page = folder / "book" / "generated" / "00-pipeline.ipynb"
+    killed = _execute(notebook, folder, failpoint="run:recorded@1")  # the kernel dies right after MASC's record
+    assert killed.returncode == 1 and "00-pipeline" in killed.stderr
+    assert not page.exists() and not list(page.parent.glob("*.ipynb"))  # no page, no temporary file left
+    assert len(_runs(folder / "runs" / "smoke")) == 1  # MASC's run is finished and kept
+    again = _execute(notebook, folder)
+    assert again.returncode == 0, again.stderr
+    assert page.is_file() and _runs(folder / "runs" / "smoke") == chapter_reference
+    executed = json.loads(page.read_text())
+    assert all(c.get("execution_count") for c in executed["cells"] if c["cell_type"] == "code")
+
+
+def test_a_chapter_killed_at_a_random_moment_is_redone_exactly(chapter, chapter_reference):
+    notebook, checkout = chapter
+    folder = checkout("random")
+    page = folder / "book" / "generated" / "00-pipeline.ipynb"
+    for attempt in range(2):
+        process = _execute(notebook, folder, wait=False)
+        time.sleep(random.Random(20 + attempt).uniform(4.0, 15.0))
+        _kill_group(process, signal.SIGKILL)  # papermill and its kernel
+        process.communicate()
+        assert page.exists() == (process.returncode == 0)  # a page only when it ran to its end before the kill
+    again = _execute(notebook, folder)
+    assert again.returncode == 0, again.stderr
+    assert _runs(folder / "runs" / "smoke") == chapter_reference
