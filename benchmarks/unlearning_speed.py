@@ -47,7 +47,7 @@ def main() -> None:
     rows = []
     for method in ("MASC", *BASELINES):  # computed afresh, never read from the run store
         spec = protocol.spec("tofu", method, model, n_forget, forget_split=args.split).resolved()
-        _, record = execute(spec, tofu, args.data, tokenizer)
+        _, record, _ = execute(spec, tofu, args.data, tokenizer)
         rows.append({"method": method, "steps": record["steps"], "stopped by itself": record["stopped"],
                      "train s": round(record["train_seconds"], 1), "probe s": round(record["probe_seconds"], 1),
                      "wall s": round(record["train_seconds"] + record["probe_seconds"], 1),

@@ -97,3 +97,37 @@ def test_registry_names_and_epoch_budgets():
     assert {"GA", "GradDiff", "GA+KLR", "NPO", "NPO+GD", "NPO+KLR", "SimNPO", "SimNPO+GD", "MASC"} <= set(METHODS)
     assert steps_for_epochs(400, 3600, 2, 1, anchor="max") == 1800
     assert steps_for_epochs(400, 3600, 32, 10) == 130
+
+
+def _rates_one_sequence_at_a_time(model, examples, hp, pad, calls, seed=0):
+    """The violation rate of each call n, the obvious way: every call draws a fresh cut for each of
+    the first n sequences in order, one forward pass per sequence, macro mean of their fractions."""
+    from unlearning.margin import tau_from_rho, violation_fractions
+    from unlearning.methods import masc_margins
+
+    generator = torch.Generator().manual_seed(seed + 1)
+    rates = []
+    with torch.no_grad():
+        for n in calls:
+            fractions = [violation_fractions(*masc_margins(model, collate([e], pad), hp, None, generator),
+                                             tau_from_rho(hp["rho"])) for e in examples[:n]]
+            rates.append(float(torch.cat(fractions).mean()))
+    return rates
+
+
+def test_the_batched_probe_that_reuses_the_trigger_gives_the_official_rates(target, tokenizer, splits):
+    """Trigger on 4, confirm on 12, at two steps: batches of 32 with the trigger's passes reused,
+    batches of 2 without (the official code) and one sequence at a time give the same rates; the
+    cut is short enough (prefix and suffix 2) that the continuation draw matters."""
+    from unlearning.engine import ViolationProbe
+
+    hp = get_method("MASC").hparams(min_prefix=2, min_suffix=2)
+    examples, pad, calls = splits["forget10"][:12], tokenizer.pad_token_id, (4, 12, 4, 12)
+    fast = ViolationProbe(target, examples, hp, pad, batch_size=32, reuse=True)
+    official = ViolationProbe(target, examples, hp, pad, batch_size=2, reuse=False)
+    rates = {name: [probe.at(1 + i // 2)(n) for i, n in enumerate(calls)] for name, probe in
+             (("fast", fast), ("official", official))}
+    expected = _rates_one_sequence_at_a_time(target, examples, hp, pad, calls)
+    assert rates["fast"] == pytest.approx(expected, abs=1e-6) and rates["official"] == pytest.approx(expected, abs=1e-6)
+    assert len(set(expected)) > 1  # the draws differ between calls: the cut is really re-drawn
+    assert (fast.forward_passes, official.forward_passes) == (2 * 2, 2 * (2 + 6))

@@ -26,7 +26,7 @@ import torch
 from unlearning.data import Encoded, batches, collate, cycle_batches, on_device
 from unlearning.failpoints import reached
 from unlearning.margin import tau_from_rho, violation_fractions
-from unlearning.methods import Context, Method, masc_margins
+from unlearning.methods import Context, Method, continuation, masc_token_margins
 from unlearning.progress import progress
 from unlearning.runtime import own_random_state
 from unlearning.stopping import FixedBudget, ViolationStop
@@ -45,6 +45,10 @@ class RunResult:
     log: list[dict] = field(default_factory=list)
     probes: list[tuple[int, str, int, float]] = field(default_factory=list)
     diverged: dict | None = None  # {"step", "objective", "value"} of the first non-finite loss or gradient
+    probe_passes: int = 0  # forward passes made by the violation probes
+    # the weights at the requested steps: {"step", "seconds" (wall time of the run up to that step,
+    # probes included, the snapshots themselves left out), "state" (a CPU copy of the state dict)}
+    checkpoints: list[dict] = field(default_factory=list)
 
 
 def _nonfinite_loss(entry: dict, method_name: str) -> dict | None:
@@ -123,24 +127,63 @@ def _indexed_batches(examples: Sequence[IndexedEncoded], batch_size: int, pad_to
             yield batch
 
 
-def make_violation_probe(model, probe_examples: Sequence[Encoded], hparams: dict, pad_token_id: int,
-                         batch_size: int = 2, seed: int = 0, reference=None):
-    """probe(n) = violation rate on the first n probe sequences, eval mode, fresh suffix cut."""
-    generator = torch.Generator().manual_seed(seed + 1)
-    tau = tau_from_rho(hparams["rho"])
+class ViolationProbe:
+    """The violation rate V on the first n probe sequences (MASC s. 7-8), in eval mode, with a
+    fresh continuation cut at every call, as the official code draws it.
+
+    `at(step)` gives the probe of one step's weights: the forward passes of that step are kept,
+    so the confirmation (first 32 sequences) reuses the trigger's (first 4) and computes only the
+    rest; the cuts are drawn afresh for all 32, from the same generator stream as sequence by
+    sequence (a cut is drawn after the forward pass, so nothing of the rule changes). Sequences
+    go `batch_size` at a time through the model (the official code: 2).
+    """
+
+    def __init__(self, model, examples: Sequence[Encoded], hparams: dict, pad_token_id: int,
+                 batch_size: int = 32, reuse: bool = True, seed: int = 0, reference=None) -> None:
+        if batch_size < 1:
+            raise ValueError(f"probe batch size must be >= 1, got {batch_size}")
+        self.model, self.examples, self.hparams, self.pad = model, list(examples), hparams, pad_token_id
+        self.batch_size, self.reuse, self.reference = batch_size, reuse, reference
+        self.generator = torch.Generator().manual_seed(seed + 1)
+        self.tau = tau_from_rho(hparams["rho"])
+        self.forward_passes = 0  # model calls made by all probes (for the speed harness)
+
+    def at(self, step: int):
+        """probe(n) for the weights of `step`."""
+        rows: list[tuple[torch.Tensor, torch.Tensor]] = []  # per sequence: margins [T_i], labelled mask [T_i]
+
+        def probe(n: int) -> float:
+            if not self.reuse:
+                rows.clear()
+            self._extend(rows, min(n, len(self.examples)))
+            margins, mask = _stack(rows[:n])
+            fractions = violation_fractions(margins, continuation(mask, self.hparams, self.generator), self.tau)
+            return float(fractions.mean())  # macro average over sequences
+
+        return probe
 
     @torch.no_grad()
-    def probe(n: int) -> float:
-        was_training = model.training
-        model.eval()
-        fractions = []
-        for batch in batches(probe_examples[:n], batch_size, pad_token_id):
-            margins, mask = masc_margins(model, on_device(batch, model), hparams, reference, generator)
-            fractions.append(violation_fractions(margins, mask, tau))
-        model.train(was_training)
-        return float(torch.cat(fractions).mean())  # macro average over sequences
+    def _extend(self, rows: list, n: int) -> None:
+        """Margins of sequences len(rows)..n-1 of the probe set, `batch_size` per forward pass."""
+        if len(rows) >= n:
+            return
+        was_training = self.model.training
+        self.model.eval()
+        for batch in batches(self.examples[len(rows):n], self.batch_size, self.pad):
+            margins, mask = masc_token_margins(self.model, on_device(batch, self.model), self.hparams, self.reference)
+            self.forward_passes += 1
+            rows += [(margins[i], mask[i]) for i in range(margins.shape[0])]
+        self.model.train(was_training)
 
-    return probe
+
+def _stack(rows: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-sequence margins and masks right-padded into `[n, T_max]` (padding is unmasked)."""
+    width = max(m.shape[0] for m, _ in rows)
+    margins = torch.zeros(len(rows), width, dtype=rows[0][0].dtype, device=rows[0][0].device)
+    mask = torch.zeros(len(rows), width, dtype=torch.bool, device=rows[0][1].device)
+    for i, (m, k) in enumerate(rows):
+        margins[i, :m.shape[0]], mask[i, :k.shape[0]] = m, k
+    return margins, mask
 
 
 PROBE_SETS = ("official", "holdout")
@@ -231,6 +274,7 @@ def unlearn(
     seed: int = 0,
     accelerator=None,
     lora: dict | None = None,
+    checkpoint_steps: Sequence[int] = (),
 ) -> RunResult:
     """Unlearn `forget` from `model` in place; returns the run's log and timing.
 
@@ -247,6 +291,9 @@ def unlearn(
     `probe_examples` (default: the forget set in its given order, the official behaviour) with
     MASC's margin settings (`hparams` for MASC, else MASC's defaults updated by
     `probe_hparams`), so the rule can stop any method. Training never runs past `max_steps`.
+
+    `checkpoint_steps` keeps a CPU copy of the weights after each of those steps (and its time
+    into the run), for the time-to-quality curves; the copies are not counted as run time.
     """
     with own_random_state(seed):
         if rule not in RULES:
@@ -259,6 +306,8 @@ def unlearn(
             raise ValueError(f"{method.name} needs a retain set, got an empty one")
         if method.check is not None:
             method.check(hparams, lora)
+        if checkpoint_steps and lora is not None:
+            raise ValueError("checkpoints along a run need full weights; they are not kept for a LoRA run")
         device = accelerator.device if accelerator is not None else next(model.parameters()).device
         world = accelerator.num_processes if accelerator is not None else 1
         rank = accelerator.process_index if accelerator is not None else 0
@@ -279,8 +328,9 @@ def unlearn(
             method.prepare(model, forget, pad_token_id, ctx)
         probe = None
         if isinstance(stop, ViolationStop):
-            probe = make_violation_probe(model, probe_examples or forget, method.probe_settings(hparams, probe_hparams),
-                                         pad_token_id, seed=seed, reference=ctx.reference)
+            probe = ViolationProbe(model, probe_examples or forget, method.probe_settings(hparams, probe_hparams),
+                                   pad_token_id, stop.probe_batch_size, stop.probe_reuse, seed=seed,
+                                   reference=ctx.reference)
         stop = stop if stop is not None else FixedBudget(max_steps)
         forget_objective, retain_objective = method.forget, method.retain
         alpha, gamma = hparams.get("alpha", 0.0), hparams.get("gamma", 1.0)
@@ -307,7 +357,7 @@ def unlearn(
 
         model.train()
         result = RunResult(steps=0, stopped=False, stop_step=None, train_seconds=0.0, probe_seconds=0.0)
-        start = time.perf_counter()
+        start, paused = time.perf_counter(), 0.0  # paused: time spent copying checkpoints, not run time
         for step in progress(range(1, max_steps + 1), desc=method.name, unit="step"):
             step_start = time.perf_counter()
             reached("engine:step")
@@ -344,7 +394,7 @@ def unlearn(
             optimizer.zero_grad(set_to_none=True)
             entry["seconds"] = time.perf_counter() - step_start
             probe_start = time.perf_counter()
-            fired = stop.update(step, probe)
+            fired = stop.update(step, probe.at(step) if probe else None)
             probe_time = time.perf_counter() - probe_start if probe else 0.0
             if probe_time:
                 entry["probe_seconds"] = probe_time
@@ -352,6 +402,11 @@ def unlearn(
             result.probe_seconds += probe_time
             result.log.append(entry)
             result.steps = step
+            if step in checkpoint_steps:
+                snapshot_start = time.perf_counter()
+                state = {k: v.detach().to("cpu", copy=True) for k, v in base_model.state_dict().items()}
+                result.checkpoints.append({"step": step, "seconds": snapshot_start - start - paused, "state": state})
+                paused += time.perf_counter() - snapshot_start
             if fired:
                 result.stopped = isinstance(stop, ViolationStop)
                 result.stop_step = step
@@ -359,8 +414,9 @@ def unlearn(
         if lora is not None:
             model.merge_and_unload()
         base_model.eval()
-        total_time = time.perf_counter() - start
+        total_time = time.perf_counter() - start - paused
         result.train_seconds = total_time - result.probe_seconds
         if isinstance(stop, ViolationStop):
             result.probes = list(stop.history)
+            result.probe_passes = probe.forward_passes
         return result

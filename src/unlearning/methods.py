@@ -56,8 +56,9 @@ def forget_simnpo(model, batch, ctx: Context) -> torch.Tensor:
     return losses.simnpo_loss(logits, batch["labels"], ctx.hparams["beta"], ctx.hparams["simnpo_gamma"])
 
 
-def masc_margins(model, batch, hp: dict, reference=None, generator=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Margins and continuation mask of a forget batch (self or teacher competitor set)."""
+def masc_token_margins(model, batch, hp: dict, reference=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Margins `[B, T-1]` of a forget batch (self or teacher competitor set) and the mask of its
+    labelled positions, before the continuation cut: what one forward pass determines."""
     logits = model(**_model_inputs(batch)).logits
     teacher = None
     if hp["competitors"] == "teacher":
@@ -65,9 +66,18 @@ def masc_margins(model, batch, hp: dict, reference=None, generator=None) -> tupl
             raise RuntimeError("MASC teacher mode needs the frozen original model")
         with torch.no_grad():
             teacher = reference(**_model_inputs(batch)).logits
-    margins, mask = shifted_margins(logits, batch["labels"], hp["k"], hp["beta"], teacher, hp.get("delta"))
-    mask = suffix_mask(mask, hp["cut_min"], hp["cut_max"], hp["min_prefix"], hp["min_suffix"], generator)
-    return margins, mask
+    return shifted_margins(logits, batch["labels"], hp["k"], hp["beta"], teacher, hp.get("delta"))
+
+
+def continuation(mask: torch.Tensor, hp: dict, generator=None) -> torch.Tensor:
+    """The labelled positions restricted to a freshly cut continuation region (MASC s. 2)."""
+    return suffix_mask(mask, hp["cut_min"], hp["cut_max"], hp["min_prefix"], hp["min_suffix"], generator)
+
+
+def masc_margins(model, batch, hp: dict, reference=None, generator=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Margins and continuation mask of a forget batch (self or teacher competitor set)."""
+    margins, mask = masc_token_margins(model, batch, hp, reference)
+    return margins, continuation(mask, hp, generator)
 
 
 def forget_masc(model, batch, ctx: Context) -> torch.Tensor:

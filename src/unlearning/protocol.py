@@ -137,24 +137,26 @@ class Lab:
         n_forget = self.forget_size(benchmark, forget_split)
         return steps_for_epochs(n_forget, n_forget, batch_size, epochs)
 
-    def run(self, benchmark: str, method: str, model: str, **options) -> dict:
+    def run(self, benchmark: str, method: str, model: str, *, checkpoints: tuple[int, ...] = (), **options) -> dict:
         """The record of one unlearning run from the learned model `model` (computed once);
-        `options` are `RunSpec` fields; `record['dir']` holds the model."""
+        `options` are `RunSpec` fields; `record['dir']` holds the model, `record['checkpoints']`
+        the weights kept at the steps `checkpoints` (`runs.run`)."""
         start = self.model(model)
         spec = RunSpec(benchmark, method, str(start), **options)
-        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime),
-                "start": model}
+        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime,
+                      checkpoints=checkpoints), "start": model}
 
     def standard(self, benchmark: str, method: str, model: str, protocol: Protocol = Protocol(), *,
-                 forget_split: str | None = None, stop: str | None = None, **options) -> dict:
+                 forget_split: str | None = None, stop: str | None = None, checkpoints: tuple[int, ...] = (),
+                 **options) -> dict:
         """A run under the shared `protocol`: methods that stop by themselves (MASC) self-stop,
         every other runs the fixed epoch budget unless `stop="violation"`; `options` go to
-        `RunSpec` (rule, hparams, ...)."""
+        `RunSpec` (rule, hparams, ...), `checkpoints` to `runs.run`."""
         start = self.model(model)
         spec = protocol.spec(benchmark, method, start, self.forget_size(benchmark, forget_split), stop=stop,
                              forget_split=forget_split, **options)
-        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime),
-                "start": model}
+        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime,
+                      checkpoints=checkpoints), "start": model}
 
     def evaluate(self, benchmark: str, model_dir: str | Path | None, *, oracle: dict | None = None,
                  config: EvalConfig = EvalConfig()) -> dict:

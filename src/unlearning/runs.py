@@ -10,6 +10,7 @@ it only when it is not there, and returns its record with `record['dir']`, the u
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -35,6 +36,8 @@ class StopConfig:
     every: int = 2
     trigger_size: int = 4
     confirm_size: int = 32
+    probe_batch_size: int = 32  # sequences per probe forward pass (the official code: 2)
+    probe_reuse: bool = True    # the confirmation reuses the trigger's forward passes
 
     def __post_init__(self) -> None:
         if self.kind not in ("fixed", "violation"):
@@ -43,7 +46,8 @@ class StopConfig:
     def build(self, max_steps: int) -> FixedBudget | ViolationStop:
         if self.kind == "fixed":
             return FixedBudget(max_steps)
-        return ViolationStop(self.tolerance, self.every, self.trigger_size, self.confirm_size)
+        return ViolationStop(self.tolerance, self.every, self.trigger_size, self.confirm_size,
+                             self.probe_batch_size, self.probe_reuse)
 
 
 @dataclass(frozen=True)
@@ -101,9 +105,10 @@ def encode_records(tokenizer, records: list[dict], kind: str) -> list:
 
 
 def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: Path,
-            runtime: Runtime = Runtime()) -> tuple:
-    """Run a resolved spec on `runtime`: (unlearned model, record). The code of this function
-    and of all it calls is part of every run's key."""
+            runtime: Runtime = Runtime(), checkpoints: Sequence[int] = ()) -> tuple:
+    """Run a resolved spec on `runtime`: (unlearned model, record, checkpoint states). The code
+    of this function and of all it calls is part of every run's key; `checkpoints` (steps at
+    which to keep the weights) is not: it changes what is kept of a run, not the run."""
     method = get_method(spec.method)
     tokenizer = load_tokenizer(tokenizer_dir)
     forget_records = method.forget_records(benchmark.load(data_dir, spec.forget_split), spec.seed)
@@ -115,7 +120,7 @@ def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: 
     result = unlearn(model, method, spec.hparams, train_forget, retain, pad_token_id=tokenizer.pad_token_id,
                      rule=spec.rule, stop=spec.stop.build(spec.max_steps), max_steps=spec.max_steps, optim=spec.optim,
                      probe_examples=probe, seed=spec.seed, lora=spec.lora, record_geometry=spec.record_geometry,
-                     accelerator=runtime.accelerator())
+                     accelerator=runtime.accelerator(), checkpoint_steps=tuple(checkpoints))
     pad = tokenizer.pad_token_id
     finished = result.diverged is None  # a diverged run's model is not a result: nothing is measured on it
     record = {
@@ -124,12 +129,21 @@ def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: 
         "runtime": runtime.describe(), "versions": versions(),
         "steps": result.steps, "stopped": result.stopped, "stop_step": result.stop_step,
         "train_seconds": result.train_seconds, "probe_seconds": result.probe_seconds,
+        "probe_passes": result.probe_passes,
         "diverged": result.diverged,
         "forget_probability": float(answer_probability(model, forget, pad).mean()) if finished else None,
         "retain_probability": float(answer_probability(model, retain, pad).mean()) if finished else None,
         "probes": result.probes, "log": result.log, **peak_memory(),
+        "checkpoints_requested": sorted(set(checkpoints)),
+        "checkpoints": [{"step": c["step"], "seconds": c["seconds"], "dir": checkpoint_name(c["step"])}
+                        for c in result.checkpoints],
     }
-    return model, record
+    return model, record, [c["state"] for c in result.checkpoints]
+
+
+def checkpoint_name(step: int) -> str:
+    """A checkpoint's folder inside its run's folder."""
+    return f"checkpoints/step-{step:05d}"
 
 
 def peak_memory() -> dict:
@@ -153,10 +167,14 @@ def run_dir(spec: RunSpec, data_dir: str | Path, store: str | Path, runtime: Run
 
 
 def run(spec: RunSpec, data_dir: str | Path, tokenizer_dir: str | Path, store: str | Path, log=None,
-        runtime: Runtime = Runtime()) -> dict:
+        runtime: Runtime = Runtime(), checkpoints: Sequence[int] = ()) -> dict:
     """The record of the run of `spec` on `runtime` (computed once, then read from the store);
     `record['dir']` is the folder of the unlearned model. In a process group every process
-    trains its share; the main process alone writes the model and the record."""
+    trains its share; the main process alone writes the model and the record.
+
+    `checkpoints`: steps whose weights are kept as well (`record['checkpoints']`, each with its
+    time into the run and its folder), for time-to-quality curves. A stored run that was not asked
+    for them is run again (to the same final weights) with the steps asked for before and now."""
     spec = spec.resolved()
     data_dir, tokenizer_dir = Path(data_dir), Path(tokenizer_dir)
     for what, path in (("data", data_dir), ("tokenizer", tokenizer_dir), ("model", Path(spec.model))):
@@ -165,18 +183,24 @@ def run(spec: RunSpec, data_dir: str | Path, tokenizer_dir: str | Path, store: s
     folder = run_dir(spec, data_dir, store, runtime)
     record_path = folder / "record.json"
     runtime.wait()  # every process decides on the same state of the store
-    if record_path.is_file():
+    stored = read_json(record_path) if record_path.is_file() else None
+    if stored is not None and set(checkpoints) <= set(stored.get("checkpoints_requested", ())):
         if log:
             log(f"cached: {folder}")
     else:
         benchmark = get_benchmark(spec.benchmark)
-        model, record = execute(spec, benchmark, data_dir, tokenizer_dir, runtime)
+        wanted = sorted(set(checkpoints) | set(stored.get("checkpoints_requested", ()) if stored else ()))
+        model, record, states = execute(spec, benchmark, data_dir, tokenizer_dir, runtime, wanted)
         if runtime.is_main:
             record.update(key=folder.name, model_hash=weights_hash(spec.model), data_hash=file_hash(
                 *benchmark.split_files(data_dir, spec.forget_split), *benchmark.split_files(data_dir, spec.retain_split)))
             reached("run:trained")
+            tokenizer_files = lambda path: copy_tokenizer_files(spec.model, path)  # noqa: E731
             if record["diverged"] is None:
-                save_model(model, folder / "model", also=lambda path: copy_tokenizer_files(spec.model, path))
+                save_model(model, folder / "model", also=tokenizer_files, keep=("metrics",))
+            for checkpoint, state in zip(record["checkpoints"], states):
+                model.load_state_dict(state)
+                save_model(model, folder / checkpoint["dir"], also=tokenizer_files, keep=("metrics",))
             reached("run:model-saved")
             write_json(record_path, record)  # last: a folder without its record is not a finished run
             reached("run:recorded")
@@ -186,7 +210,8 @@ def run(spec: RunSpec, data_dir: str | Path, tokenizer_dir: str | Path, store: s
     record = read_json(record_path)
     if record.get("diverged") and log:
         log(diverged_message(record))
-    return {**record, "dir": None if record.get("diverged") else str(folder / "model")}
+    return {**record, "dir": None if record.get("diverged") else str(folder / "model"),
+            "checkpoints": [{**c, "dir": str(folder / c["dir"])} for c in record.get("checkpoints", [])]}
 
 
 def diverged_message(record: dict) -> str:

@@ -37,18 +37,23 @@ class ViolationStop:
     """MASC's two-stage rule: trigger on a few probe sequences, confirm on more.
 
     `history` records every probe as (step, stage, n, rate), stage "trigger" or "confirm".
+    How the engine computes a probe, which does not change the rule: `probe_batch_size`
+    sequences per forward pass (the official code: 2), and with `probe_reuse` the confirmation
+    reuses the trigger's forward passes of the same step (its cuts are still drawn afresh).
     """
 
     tolerance: float
     every: int = 2
     trigger_size: int = 4
     confirm_size: int = 32
+    probe_batch_size: int = 32
+    probe_reuse: bool = True
     history: list[tuple[int, str, int, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.tolerance <= 1.0:
             raise ValueError(f"tolerance must lie in [0, 1], got {self.tolerance!r}")
-        for name in ("every", "trigger_size", "confirm_size"):
+        for name in ("every", "trigger_size", "confirm_size", "probe_batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
 

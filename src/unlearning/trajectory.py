@@ -1,0 +1,77 @@
+"""Time to a good model: forget and utility metrics along a run against its wall-clock time.
+
+MASC's headline (arXiv 2606.02920, Figure 1 and s. 5) is speed: its run ends by itself in a
+fraction of the baselines' fixed budgets. End-of-run times alone compare how long each method
+runs, not what it reaches: a baseline that overshoots to a destroyed model and a self-stopped run
+near the oracle are not the same result. The comparison the paper implies is the *time to a good
+model*: the wall-clock seconds at which a run first reaches the oracle's forget level (within a
+tolerance) while its model utility stays above a floor.
+
+- `checkpoint_steps(max_steps, ...)`: the steps whose weights a run keeps (`runs.run(checkpoints=...)`);
+- `trajectory(lab, benchmark, record, ...)`: one row per point of a run (its start model, each
+  checkpoint, its final model) with the seconds into the run and the benchmark's metrics;
+- `Criterion` and `time_to_quality(rows, criterion)`: the first point that meets it, or None.
+
+The seconds are the run's own wall time up to that step, probes included and the checkpoint copies
+left out (`engine.unlearn`); evaluation time is reported apart, never added.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+def checkpoint_steps(max_steps: int, first: int = 2, growth: float = 1.5) -> tuple[int, ...]:
+    """Steps first, then each about `growth` times the last (at least one more), below `max_steps`
+    (the final model is the run's own): dense early, where the fast runs reach their level."""
+    if first < 1 or growth <= 1 or not math.isfinite(growth):
+        raise ValueError(f"need first >= 1 and a finite growth > 1, got first={first}, growth={growth}")
+    steps, step = [], first
+    while step < max_steps:
+        steps.append(step)
+        step = max(step + 1, round(step * growth))
+    return tuple(steps)
+
+
+def trajectory(lab, benchmark: str, record: dict, start: dict, *, config=None, oracle: dict | None = None) -> list[dict]:
+    """The points of one run: its start (step 0, 0 s, the metrics `start` of the model it began
+    from), every kept checkpoint and its final model, each with `step`, `seconds` and the
+    benchmark's metrics (evaluated and cached beside each checkpoint). A run that diverged ends at
+    its last checkpoint."""
+    from unlearning.benchmarks import EvalConfig
+
+    config = config or EvalConfig()
+    rows = [{"step": 0, "seconds": 0.0, **start}]
+    for checkpoint in record["checkpoints"]:
+        if checkpoint["step"] < record["steps"]:
+            rows.append({"step": checkpoint["step"], "seconds": checkpoint["seconds"],
+                         **lab.evaluate(benchmark, checkpoint["dir"], config=config, oracle=oracle)})
+    if record["dir"] is not None:
+        rows.append({"step": record["steps"], "seconds": record["train_seconds"] + record["probe_seconds"],
+                     **lab.evaluate(benchmark, record["dir"], config=config, oracle=oracle)})
+    return rows
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """A good model: `forget_metric` at most `level + tolerance` (lower is more forgotten) and
+    `utility_metric` at least `floor`."""
+
+    forget_metric: str
+    level: float
+    tolerance: float
+    utility_metric: str
+    floor: float
+
+    def met(self, row: dict) -> bool:
+        return row[self.forget_metric] <= self.level + self.tolerance and row[self.utility_metric] >= self.floor
+
+    def describe(self) -> str:
+        return (f"{self.forget_metric} at most {self.level:.3f} + {self.tolerance:g} (the oracle's level) with "
+                f"{self.utility_metric} at least {self.floor:.3f}")
+
+
+def time_to_quality(rows: list[dict], criterion: Criterion) -> dict | None:
+    """The first point of a trajectory that meets `criterion` (its row), or None: never."""
+    return next((row for row in rows if criterion.met(row)), None)
