@@ -48,7 +48,7 @@ from IPython.display import Markdown, display
 
 from unlearning.claims import record, tally
 from unlearning.plotting import plot_quantization_dumbbell, use_book_style
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tune_rmu
+from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tune_rmu_on_tofu
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
@@ -60,8 +60,7 @@ folders = {"Target": lab.model(target)}
 # RMU with the pair the TOFU chapter chose for this target (the same cached grid, so the same runs)
 settings = {}  # method -> (protocol, hparams) where they differ from the shared protocol
 if "RMU" in methods:
-    tuned = tune_rmu(lab, "tofu", target, protocol, forget_metric="forget_Q_A_ROUGE", retain_metric="retain_Q_A_ROUGE",
-                     forget_split=forget_split, config=config, oracle=oracle, grid=rmu_grid)
+    tuned = tune_rmu_on_tofu(lab, size, forget_split, protocol, rmu_grid)
     settings["RMU"] = (tuned.protocol, tuned.hparams)
 for m in methods:
     run_protocol, hparams = settings.get(m, (protocol, {}))

@@ -190,3 +190,37 @@ def plot_quantization_dumbbell(frame, names: Sequence[str], oracle: dict, keys=Q
     axs[-1].legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+TIME_PANELS = (("forget_quality", "forget quality (KS p-value)", True), ("forget_Q_A_ROUGE", "forget ROUGE-L", False),
+               ("model_utility", "model utility", False))
+
+
+def plot_time_to_quality(trajectories: dict[str, Sequence[dict]], oracle: dict, criterion, reached: dict,
+                         panels=TIME_PANELS):
+    """One panel per metric of `panels` against seconds into the run, a line per method through
+    its start, checkpoints and final model (`trajectory.trajectory`); the oracle as a dashed line,
+    the criterion's level band and utility floor, and a star where each method first met it
+    (`reached`: method -> row or None). Returns the figure."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    for ax, (key, label, log) in zip(axes[0], panels):
+        for method, rows in trajectories.items():
+            xs, ys = [r["seconds"] for r in rows], [max(r[key], 1e-12) if log else r[key] for r in rows]
+            ax.plot(xs, ys, marker="o", markersize=3, linewidth=1.4, color=method_color(method), label=method)
+            if reached.get(method) is not None:
+                y = reached[method][key]
+                ax.scatter([reached[method]["seconds"]], [max(y, 1e-12) if log else y], marker="*", s=140, zorder=5,
+                           color=method_color(method), edgecolor="black", linewidth=0.6)
+        ax.axhline(max(oracle[key], 1e-12) if log else oracle[key], color=method_color("Oracle"), linestyle="--",
+                   linewidth=1.2, label="Oracle")
+        if key == criterion.forget_metric:
+            ax.axhspan(0, criterion.level + criterion.tolerance, color="#CFE8D8", alpha=0.5, zorder=0)
+        if key == criterion.utility_metric:
+            ax.axhline(criterion.floor, color="#B22222", linestyle=":", linewidth=1.2, label="utility floor")
+        if log:
+            ax.set_yscale("log")
+        ax.set_xlabel("seconds into the run")
+        ax.set_title(label)
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    return fig

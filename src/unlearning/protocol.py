@@ -330,3 +330,13 @@ def tune_rmu(lab: Lab, benchmark: str, model: str, protocol: Protocol = Protocol
     rule = (f"lowest {forget_metric} among the runs whose {retain_metric} stays within {max_retain_drop:g} of the "
             f"start model's ({start[retain_metric]:.3f}); the best {retain_metric} when none does")
     return Tuned(settings[best][0], settings[best][1], rows, rule)
+
+
+def tune_rmu_on_tofu(lab: Lab, size: str, forget_split: str, protocol: Protocol = Protocol(),
+                     grid: dict = RMU_GRID) -> Tuned:
+    """RMU tuned on TOFU's target of `size` at `forget_split`, as the TOFU chapters (and the speed
+    harness) all tune it: forget ROUGE-L down, retain ROUGE-L kept, against the split's oracle."""
+    config = eval_config("tofu", forget_split)
+    oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
+    return tune_rmu(lab, "tofu", f"tofu/target-{size}", protocol, forget_metric="forget_Q_A_ROUGE",
+                    retain_metric="retain_Q_A_ROUGE", forget_split=forget_split, config=config, oracle=oracle, grid=grid)

@@ -75,3 +75,29 @@ class Criterion:
 def time_to_quality(rows: list[dict], criterion: Criterion) -> dict | None:
     """The first point of a trajectory that meets `criterion` (its row), or None: never."""
     return next((row for row in rows if criterion.met(row)), None)
+
+
+def speed_ratio(reached: dict[str, dict | None], method: str = "MASC") -> tuple[float | None, str | None]:
+    """How many times faster `method` reached a good model than the fastest other method that did:
+    (ratio, that method's name); (None, name) when `method` never did, (None, None) when no other did."""
+    others = {m: row["seconds"] for m, row in reached.items() if m != method and row is not None}
+    fastest = min(others, key=others.get) if others else None
+    mine = reached.get(method)
+    if mine is None or fastest is None:
+        return None, fastest
+    return others[fastest] / max(mine["seconds"], 1e-9), fastest
+
+
+def quality_table(trajectories: dict[str, list[dict]], reached: dict[str, dict | None]) -> list[dict]:
+    """Per method: when (seconds, step) it first met the criterion, its metrics there, when its run
+    ended and what evaluating its checkpoints cost (reported apart, never added to its time)."""
+    rows = []
+    for method, points in trajectories.items():
+        hit = reached.get(method)
+        rows.append({"method": method, "good model at (s)": None if hit is None else hit["seconds"],
+                     "at step": None if hit is None else hit["step"],
+                     "forget ROUGE-L there": None if hit is None else hit["forget_Q_A_ROUGE"],
+                     "model utility there": None if hit is None else hit["model_utility"],
+                     "run ends at (s)": points[-1]["seconds"], "steps": points[-1]["step"],
+                     "evaluation s (apart)": sum(p.get("eval_seconds", 0.0) for p in points[1:])})
+    return rows
