@@ -43,14 +43,14 @@ MODELS_MANIFEST := models/$(PROFILE)/manifest.json
 endif
 
 .PRECIOUS: models/%/manifest.json data/%/tofu/full.json build/notebooks/%.ipynb
-.PHONY: help venv data models real-model notebooks book book-student assignments grade publish test unit clean clean-book \
+.PHONY: help venv data models real-model notebooks book book-student assignments grade publish test unit bench clean clean-book \
   $(NOTEBOOKS:%=nb-%)
 
 # Two makes in one checkout: every goal that writes runs under one lock (src/unlearning/makelock.py,
 # standard library only), so a second `make book` waits for the first, then finds done what the
 # first did, instead of writing the same notebooks and pages at once. MAKE_LOCK names the lock file.
 MAKE_LOCK ?= build/make.lock
-LOCKED_GOALS := venv data models real-model notebooks book book-student assignments test unit clean clean-book \
+LOCKED_GOALS := venv data models real-model notebooks book book-student assignments test unit bench clean clean-book \
   $(NOTEBOOKS:%=nb-%)
 ifeq ($(UNLEARNING_MAKE_LOCK),)
 WANTS_LOCK := $(filter $(LOCKED_GOALS),$(MAKECMDGOALS))
@@ -157,6 +157,9 @@ publish: ## push book/_build/html to the gh-pages branch of REMOTE (default orig
 	@test -f book/_build/html/index.html || (echo "make publish: no book/_build/html/index.html: run make book first" >&2; exit 2)
 	$(BIN)/ghp-import --no-jekyll --push --force --remote $(REMOTE) --branch gh-pages \
 	  --message "Publish the book ($$(git rev-parse --short HEAD 2>/dev/null || echo unversioned))" book/_build/html
+
+bench: $(INSTALLED) models/mini/manifest.json $(REAL_MODEL) ## the performance harness (mini models): benchmarks/results.md, about 15 min
+	UNLEARNING_PROGRESS=0 $(BIN)/python benchmarks/bench.py
 
 unit: $(INSTALLED) ## unit and integration tests only (the real-model tests skip without models/real)
 	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/built

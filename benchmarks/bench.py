@@ -1,0 +1,392 @@
+"""`make bench`: the project's performance claims, measured side by side in one run (issue 20).
+
+1. **Probe cost.** MASC self-stopping on tofu-mini forget10 with the official probe (2 sequences a
+   forward pass, the confirmation recomputed) and with ours (32 a pass, the confirmation reusing
+   the trigger's passes), alternated: probe seconds and their share of the run.
+2. **Time to a good model.** Chapter 6's runs (through the run store, so the book shows the same
+   ones): when each method first reaches the oracle's forget level with its model utility kept, and
+   MASC's ratio against the fastest baseline on that measure (`unlearning.trajectory`).
+3. **The engine against the usual loop.** Our engine and a Hugging Face `Trainer` subclass
+   (`trainer_loop.py`, the way OpenUnlearning writes it) on the real TOFU target (SmolLM2-135M),
+   the same batches and steps, each measurement in a fresh process: tokens per second, the ratio,
+   peak resident memory; and NPO's peak memory against GA's.
+4. **Synthesis overhead and evaluation cost.** `synthesis.combine` per rule as a share of a step of
+   the mini model, and alone on parameter lists shaped like Qwen2.5-0.5B and (one decoder layer of)
+   Llama-2-7B in float32 and bfloat16; one full evaluation of a model of every benchmark.
+
+Every timing is a median over repetitions whose two sides alternate; nothing here is asserted in
+a test. Writes `benchmarks/results.md`, `benchmarks/results.json` and
+`benchmarks/time_to_quality.png`.
+
+    .venv/bin/python benchmarks/bench.py            # what `make bench` runs (needs make models)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PROFILE = "mini"
+REAL_TARGET = "tofu-real/target-135m"
+
+
+def _median(values):
+    return statistics.median(values)
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    scale = 1 if sys.platform == "darwin" else 1024
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20, 1)
+
+
+# --- 1. the probe ------------------------------------------------------------------------------
+
+def probe_cost(lab, size: str, repetitions: int) -> dict:
+    """MASC on tofu forget10 with the official and the batched probe, alternated, run afresh."""
+    from dataclasses import replace
+
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.protocol import Protocol
+    from unlearning.runs import execute
+
+    tofu = get_benchmark("tofu")
+    target = lab.model(f"tofu/target-{size}")
+    base = Protocol().spec("tofu", "MASC", target, lab.forget_size("tofu", "forget10"), forget_split="forget10").resolved()
+    variants = {"official (2 a pass, no reuse)": replace(base, stop=replace(base.stop, probe_batch_size=2, probe_reuse=False)),
+                "ours (32 a pass, trigger reused)": base}
+    samples = {name: [] for name in variants}
+    for rep in range(repetitions):
+        for name in (list(variants) if rep % 2 == 0 else list(reversed(variants))):
+            _, record, _ = execute(variants[name], tofu, lab.data / "tofu", lab.tokenizer)
+            samples[name].append(record)
+    rows = []
+    for name, records in samples.items():
+        probe, train = _median([r["probe_seconds"] for r in records]), _median([r["train_seconds"] for r in records])
+        rows.append({"probe": name, "steps": records[0]["steps"], "stop step": records[0]["stop_step"],
+                     "probe passes": records[0]["probe_passes"], "probe s": probe, "training s": train,
+                     "run s": probe + train, "probe share": probe / (probe + train)})
+    return {"rows": rows, "same stop": len({r["stop step"] for r in rows}) == 1}
+
+
+# --- 2. time to a good model -------------------------------------------------------------------
+
+def chapter_parameters(chapter: str) -> dict:
+    from unlearning.parameters import defaults_of, read_yaml_mapping
+
+    return {**defaults_of(chapter), **read_yaml_mapping(ROOT / "notebooks" / "profiles" / PROFILE / f"{chapter}.yaml")}
+
+
+def time_to_quality(lab) -> dict:
+    """Chapter 6's largest-split runs with their checkpoints, as the chapter computes them."""
+    from unlearning.plotting import plot_time_to_quality, use_book_style
+    from unlearning.protocol import Protocol, eval_config, tofu_oracle, tune_rmu_on_tofu
+    from unlearning.trajectory import (Criterion, checkpoint_steps, quality_table, speed_ratio, time_to_quality,
+                                       trajectory)
+
+    p = chapter_parameters("05-tofu")
+    protocol, split, size = Protocol(), p["forget_splits"][-1], p["size"]
+    target, config = f"tofu/target-{size}", eval_config("tofu", split)
+    settings = {}
+    if "RMU" in p["methods"]:
+        tuned = tune_rmu_on_tofu(lab, size, split, protocol, p["rmu_grid"])
+        settings["RMU"] = (tuned.protocol, tuned.hparams)
+    schedule = checkpoint_steps(lab.steps("tofu", protocol.epochs, protocol.batch_size, split), p["checkpoint_first"],
+                                p["checkpoint_growth"])
+    oracle = lab.evaluate("tofu", lab.model(tofu_oracle(split, size)), config=config)
+    start = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
+    criterion = Criterion("forget_Q_A_ROUGE", oracle["forget_Q_A_ROUGE"], p["quality_tolerance"], "model_utility",
+                          p["utility_share"] * start["model_utility"])
+    trajectories = {}
+    for method in p["methods"]:
+        run_protocol, hparams = settings.get(method, (protocol, {}))
+        record = lab.standard("tofu", method, target, run_protocol, forget_split=split, hparams=hparams,
+                              checkpoints=schedule)
+        trajectories[method] = trajectory(lab, "tofu", record, start, config=config, oracle=oracle)
+    reached = {m: time_to_quality(points, criterion) for m, points in trajectories.items()}
+    ratio, fastest = speed_ratio(reached, "MASC")
+    use_book_style()
+    figure = plot_time_to_quality(trajectories, {**oracle, "forget_quality": 1.0}, criterion, reached)
+    figure.savefig(HERE / "time_to_quality.png", bbox_inches="tight")
+    return {"criterion": criterion.describe(), "schedule": list(schedule), "rows": quality_table(trajectories, reached),
+            "masc_ratio": ratio, "fastest_baseline": fastest}
+
+
+# --- 3. the engine against the Trainer loop ----------------------------------------------------
+
+LOOP_CASES = (("GradDiff", "sum"), ("NPO+KLR", "sum"), ("SimNPO+GD", "sago"))
+MEMORY_CASES = (("engine", "GA"), ("engine", "NPO"), ("trainer", "NPO"))
+
+
+def _batches(forget, retain, method, steps: int, batch_size: int, pad: int, seed: int):
+    """The engine's own batches, drawn as it draws them (same generators and seeds)."""
+    from unlearning.data import cycle_batches
+    from unlearning.engine import _indexed_batches, _with_index
+
+    forget_iter = _indexed_batches(_with_index(forget), batch_size, pad, torch.Generator().manual_seed(seed))
+    retain_iter = cycle_batches(retain, batch_size, pad, torch.Generator().manual_seed(seed + 7)) if method.retain else None
+    return [(next(forget_iter), next(retain_iter) if retain_iter else None) for _ in range(steps)]
+
+
+def loop_worker(args) -> dict:
+    """One measurement in this fresh process: `args.loop` (engine or trainer) runs `args.steps` steps."""
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.data import encode_qa_split
+    from unlearning.engine import OptimConfig, unlearn
+    from unlearning.methods import get_method
+    from unlearning.models import load_model, load_tokenizer
+    from unlearning.runtime import configure_process
+
+    configure_process()
+    torch.manual_seed(0)
+    tokenizer = load_tokenizer(args.model)
+    bench = get_benchmark("tofu-real")
+    forget = encode_qa_split(tokenizer, bench.load(args.data, "forget10"))
+    retain = encode_qa_split(tokenizer, bench.load(args.data, "retain90"))
+    method = get_method(args.method)
+    hparams = method.hparams()
+    pairs = _batches(forget, retain, method, args.steps, args.batch_size, tokenizer.pad_token_id, seed=0)
+    tokens = sum(int(f["attention_mask"].sum()) + (int(r["attention_mask"].sum()) if r is not None else 0) for f, r in pairs)
+    model = load_model(args.model)
+    start_weights = [p.detach().clone() for p in model.parameters()]
+    if args.loop == "engine":
+        begin = time.perf_counter()
+        unlearn(model, method, hparams, forget, retain, pad_token_id=tokenizer.pad_token_id, rule=args.rule,
+                max_steps=args.steps, optim=OptimConfig(lr=args.lr, batch_size=args.batch_size))
+        seconds = time.perf_counter() - begin
+    else:
+        sys.path.insert(0, str(HERE))
+        from trainer_loop import train_with_trainer
+
+        seconds = train_with_trainer(model, pairs, args.method, hparams, rule=args.rule, lr=args.lr)["seconds"]
+    update = torch.sqrt(sum(((p.detach() - q) ** 2).sum() for p, q in zip(model.parameters(), start_weights)))
+    return {"loop": args.loop, "method": args.method, "rule": args.rule, "steps": args.steps, "tokens": tokens,
+            "seconds": seconds, "tokens_per_second": tokens / seconds, "update_norm": float(update),
+            "peak_rss_mb": _peak_rss_mb()}
+
+
+def _spawn(loop: str, method: str, rule: str, steps: int, model: Path, data: Path) -> dict:
+    command = [sys.executable, __file__, "--worker", "--loop", loop, "--method", method, "--rule", rule,
+               "--steps", str(steps), "--model", str(model), "--data", str(data)]
+    env = {**os.environ, "UNLEARNING_PROGRESS": "0", "TQDM_DISABLE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"worker {loop} {method} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def engine_against_trainer(lab, steps: int, repetitions: int) -> dict:
+    model, data = lab.model(REAL_TARGET), lab.data / "tofu-real"
+    speed = []
+    for method, rule in LOOP_CASES:
+        samples = {"engine": [], "trainer": []}
+        for rep in range(repetitions):
+            for loop in (("engine", "trainer") if rep % 2 == 0 else ("trainer", "engine")):
+                samples[loop].append(_spawn(loop, method, rule, steps, model, data))
+        engine, trainer = (_median([s["tokens_per_second"] for s in samples[k]]) for k in ("engine", "trainer"))
+        speed.append({"method": method, "rule": rule, "steps": steps, "tokens": samples["engine"][0]["tokens"],
+                      "engine tokens/s": engine, "trainer tokens/s": trainer, "engine / trainer": engine / trainer,
+                      "engine peak MB": max(s["peak_rss_mb"] for s in samples["engine"]),
+                      "trainer peak MB": max(s["peak_rss_mb"] for s in samples["trainer"]),
+                      "update norm engine": samples["engine"][0]["update_norm"],
+                      "update norm trainer": samples["trainer"][0]["update_norm"]})
+    memory = [{"loop": loop, "method": method, "peak MB": _spawn(loop, method, "sum", 3, model, data)["peak_rss_mb"]}
+              for loop, method in MEMORY_CASES]
+    return {"model": REAL_TARGET, "speed": speed, "memory": memory}
+
+
+# --- 4. synthesis overhead and evaluation cost --------------------------------------------------
+
+def qwen25_05b_shapes() -> list[tuple[int, ...]]:
+    """Parameter shapes of Qwen2.5-0.5B (hidden 896, 24 layers, 14/2 heads of 64, MLP 4864,
+    vocabulary 151936, tied embeddings): 494M parameters."""
+    hidden, inter, kv = 896, 4864, 128
+    layer = [(hidden, hidden), (hidden,), (kv, hidden), (kv,), (kv, hidden), (kv,), (hidden, hidden),
+             (inter, hidden), (inter, hidden), (hidden, inter), (hidden,), (hidden,)]
+    return [(151936, hidden)] + layer * 24 + [(hidden,)]
+
+
+def llama2_7b_layer_shapes() -> list[tuple[int, ...]]:
+    """One decoder layer of Llama-2-7B (hidden 4096, MLP 11008): 202M of its 6.74B parameters."""
+    hidden, inter = 4096, 11008
+    return [(hidden, hidden)] * 4 + [(inter, hidden), (inter, hidden), (hidden, inter), (hidden,), (hidden,)]
+
+
+LLAMA2_7B_PARAMETERS = 6_738_415_616
+
+
+def _time_combine(shapes, dtype, rules, repetitions: int) -> dict[str, float]:
+    from unlearning.synthesis import combine
+
+    generator = torch.Generator().manual_seed(0)
+    forget = [torch.randn(s, generator=generator).to(dtype) for s in shapes]
+    retain = [torch.randn(s, generator=generator).to(dtype) for s in shapes]
+    out = {}
+    for rule in rules:
+        times = []
+        for _ in range(repetitions):
+            begin = time.perf_counter()
+            combine(forget, retain, rule)
+            times.append(time.perf_counter() - begin)
+        out[rule] = _median(times)
+    return out
+
+
+def synthesis_overhead(lab, size: str, repetitions: int) -> dict:
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.protocol import Protocol
+    from unlearning.runs import execute
+    from unlearning.synthesis import RULES
+
+    rules = [r for r in RULES if r != "sum"] + ["sum"]
+    # two-pass steps of the mini model (GradDiff under SAGO), run afresh; its parameters' shapes
+    target = lab.model(f"tofu/target-{size}")
+    spec = Protocol().spec("tofu", "GradDiff", target, lab.forget_size("tofu", "forget10"), forget_split="forget10",
+                           rule="sago").resolved()
+    model, record, _ = execute(spec, get_benchmark("tofu"), lab.data / "tofu", lab.tokenizer)
+    step = _median([e["seconds"] for e in record["log"][1:]])
+    model_shapes = [tuple(p.shape) for p in model.parameters()]
+    mini = _time_combine(model_shapes, torch.float32, rules, repetitions * 10)
+    rows = [{"parameters": f"mini model {size} ({sum(torch.Size(s).numel() for s in model_shapes) / 1e6:.2f}M)",
+             "dtype": "float32", **{f"{r} s": t for r, t in mini.items()},
+             **{f"{r} share of step": t / step for r, t in mini.items()}, "step s": step}]
+    for name, shapes, scale in (("Qwen2.5-0.5B", qwen25_05b_shapes(), 1.0),
+                                ("Llama-2-7B, one layer", llama2_7b_layer_shapes(), None)):
+        count = sum(torch.Size(s).numel() for s in shapes)
+        for dtype in (torch.float32, torch.bfloat16):
+            times = _time_combine(shapes, dtype, rules, repetitions)
+            row = {"parameters": f"{name} ({count / 1e6:.0f}M)", "dtype": str(dtype).removeprefix("torch."),
+                   **{f"{r} s": t for r, t in times.items()},
+                   **{f"{r} s per 1B": t / count * 1e9 for r, t in times.items()}}
+            if scale is None:  # the whole 7B model by parameter count (one layer measured)
+                row.update({f"{r} s, whole 7B (scaled)": t / count * LLAMA2_7B_PARAMETERS for r, t in times.items()})
+            rows.append(row)
+    return {"rules": rules, "rows": rows}
+
+
+EVALUATED = (("tofu", "tofu/target-{size}"), ("muse-news", "muse-news/target-{size}"),
+             ("muse-books", "muse-books/target-{size}"), ("wmdp", "base-{size}"), ("rwku", "base-{size}"),
+             ("tofu-real", REAL_TARGET), ("rwku-real", "real/smollm2-135m"))
+
+
+def evaluation_cost(lab, size: str) -> list[dict]:
+    """One full evaluation of a model of every benchmark, computed (never read from the store)."""
+    from unlearning.benchmarks import EvalConfig, get_benchmark
+    from unlearning.models import load_model, load_tokenizer
+
+    rows = []
+    for benchmark, name in EVALUATED:
+        folder = lab.model(name.format(size=size))
+        begin = time.perf_counter()
+        model, tokenizer = load_model(folder), load_tokenizer(lab.tokenizer_for(folder))
+        metrics = get_benchmark(benchmark).suite(model, tokenizer, lab.data / benchmark, EvalConfig(), None)
+        rows.append({"benchmark": benchmark, "model": name.format(size=size), "metrics": len(metrics),
+                     "seconds": time.perf_counter() - begin})
+    return rows
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+def machine() -> str:
+    return (f"{platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} with {torch.get_num_threads()} threads, "
+            f"Python {platform.python_version()}, {platform.system()} {platform.release()}")
+
+
+def _table(rows: list[dict], digits: int = 3) -> str:
+    if not rows:
+        return "(none)\n"
+    columns = list(rows[0])
+    fmt = lambda v: "never" if v is None else f"{v:.{digits}g}" if isinstance(v, float) else str(v)  # noqa: E731
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(fmt(r.get(c)) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def report(results: dict) -> str:
+    probe, quality, loops, synth = (results[k] for k in ("probe", "time_to_quality", "loops", "synthesis"))
+    ours = probe["rows"][1]
+    ratio = quality["masc_ratio"]
+    npo = {(r["loop"], r["method"]): r["peak MB"] for r in loops["memory"]}
+    lines = [
+        "# Performance results (`make bench`)", "",
+        f"Measured {results['date']} with `{results['command']}` on {results['machine']}; "
+        f"{results['seconds']:.0f} s in all. Medians over {results['repetitions']} alternated repetitions; "
+        "only ratios within this one run are meant to be compared.", "",
+        "## 1. The violation probe (MASC, tofu-mini forget10)", "", _table(probe["rows"]),
+        f"Goal: probe under 15% of a self-stopped MASC run. Ours: **{ours['probe share']:.1%}** "
+        f"({'met' if ours['probe share'] < 0.15 else 'not met'}); both probes stop at the same step: {probe['same stop']}.", "",
+        "## 2. Time to a good model (chapter 6's runs, through the run store)", "",
+        f"A good model: {quality['criterion']}. Checkpoints at steps {quality['schedule']}.", "",
+        _table(quality["rows"]),
+        ("MASC reached a good model **{:.1f}x** as fast as the fastest baseline ({}); the paper reports about 6x on TOFU."
+         .format(ratio, quality["fastest_baseline"]) if ratio is not None else
+         f"No ratio: {'MASC did not reach a good model' if quality['fastest_baseline'] else 'no baseline reached a good model'}."),
+        "", "![time to a good model](time_to_quality.png)", "",
+        f"## 3. Our engine against a Trainer-based loop ({loops['model']}, tofu-real forget10/retain90, batch 4)", "",
+        _table(loops["speed"]),
+        "Goals: at least 1.5x on NPO+KLR, not slower on GradDiff. Update norms agree when both loops compute the "
+        "same steps.", "", _table(loops["memory"]),
+        f"NPO's peak memory against GA's (our engine): **{npo[('engine', 'NPO')] / npo[('engine', 'GA')]:.2f}x** "
+        "(goal: at most 1.1x; the Trainer loop keeps a reference copy).", "",
+        "## 4. Synthesis overhead", "", _table(synth["rows"]),
+        "Goal: under 10% of the step at mini scale.", "",
+        "## 5. One full evaluation per benchmark", "", _table(results["evaluation"]), ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--loop", default="engine")
+    parser.add_argument("--method", default="GradDiff")
+    parser.add_argument("--rule", default="sum")
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--lr", type=float, default=1e-5)
+    parser.add_argument("--model", type=Path)
+    parser.add_argument("--data", type=Path)
+    parser.add_argument("--size", default="s", help="the mini model size of sections 1, 2 and 4 (default s)")
+    parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument("--loop-steps", type=int, default=8, help="optimizer steps of each loop measurement")
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(loop_worker(args)))
+        return
+    from unlearning.protocol import Lab
+
+    os.chdir(ROOT)
+    lab = Lab.for_profile(PROFILE)
+    begin = time.perf_counter()
+    results = {"date": datetime.date.today().isoformat(), "machine": machine(), "repetitions": args.repetitions,
+               "command": "make bench"}
+    for name, compute in (("probe", lambda: probe_cost(lab, args.size, args.repetitions)),
+                          ("time_to_quality", lambda: time_to_quality(lab)),
+                          ("loops", lambda: engine_against_trainer(lab, args.loop_steps, max(2, args.repetitions - 1))),
+                          ("synthesis", lambda: synthesis_overhead(lab, args.size, args.repetitions)),
+                          ("evaluation", lambda: evaluation_cost(lab, args.size))):
+        section = time.perf_counter()
+        results[name] = compute()
+        print(f"bench: {name} in {time.perf_counter() - section:.0f} s", flush=True)
+    results["seconds"] = time.perf_counter() - begin
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
+    (args.out / "results.md").write_text(report(results))
+    print(f"bench: wrote {args.out / 'results.md'} ({results['seconds']:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
