@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from unlearning.synthesis import RULES, combine, geometry
+from unlearning.synthesis import RULES, combine, conflicts, geometry
 
 
 def vecs(*values):
@@ -138,3 +138,42 @@ def test_module_group_drops_layer_and_parameter_names():
     assert module_group("model.layers.3.mlp.down_proj.weight") == "down_proj"
     assert module_group("model.embed_tokens.weight") == "embed_tokens"
     assert module_group("lm_head") == "lm_head"
+
+
+def _slow_combine(g_f, g_r, rule, alpha, gamma):
+    """Each rule written out as its formula, tensor by tensor, with the sign product (float64)."""
+    out = []
+    dot_all = sum(float((a.double() * b.double()).sum()) for a, b in zip(g_f, g_r))
+    norm_all = sum(float((b.double() ** 2).sum()) for b in g_r)
+    for a, b in zip(g_f, g_r):
+        a, b = a.double(), b.double()
+        if rule == "sum":
+            out.append(alpha * b + gamma * a)
+        elif rule in ("pcgrad", "pcgrad_global"):
+            dot, norm = (float((a * b).sum()), float((b ** 2).sum())) if rule == "pcgrad" else (dot_all, norm_all)
+            projected = a - dot / (norm + 1e-10) * b if dot < 0 else a
+            out.append(alpha * b + gamma * projected)
+        else:
+            conflict = torch.sign(a) * torch.sign(b) < 0
+            out.append(torch.where(conflict, alpha * b, gamma * a) if rule == "sago"
+                       else alpha * b + torch.where(conflict, torch.zeros_like(a), gamma * a))
+    return out
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("alpha, gamma", [(1.0, 1.0), (0.3, 2.5)])
+def test_every_rule_equals_its_formula_written_out(rule, alpha, gamma):
+    generator = torch.Generator().manual_seed(3)
+    g_f = [torch.randn(7, 5, generator=generator), torch.randn(11, generator=generator)]
+    g_r = [torch.randn(7, 5, generator=generator), -g_f[1] + 0.1 * torch.randn(11, generator=generator)]
+    g_f[0][0, :3] = torch.tensor([0.0, -0.0, 1e-30])  # zeros and a coordinate whose product underflows
+    g_r[0][0, :3] = torch.tensor([-1.0, 2.0, -1e-30])
+    fast = combine(g_f, g_r, rule, alpha=alpha, gamma=gamma)
+    for got, expected in zip(fast, _slow_combine(g_f, g_r, rule, alpha, gamma)):
+        assert torch.allclose(got.double(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_the_conflict_test_is_the_sign_product_on_every_kind_of_value():
+    values = torch.tensor([0.0, -0.0, 1e-38, -1e-38, 1e-45, -1e-45, 2.0, -3.0, float("inf"), float("-inf"), float("nan")])
+    a, b = torch.meshgrid(values, values, indexing="ij")
+    assert torch.equal(conflicts(a, b), torch.sign(a) * torch.sign(b) < 0)
