@@ -152,8 +152,8 @@ def loop_worker(args) -> dict:
 
     configure_process()
     torch.manual_seed(0)
-    tokenizer = load_tokenizer(args.model)
-    bench = get_benchmark("tofu-real")
+    tokenizer = load_tokenizer(args.tokenizer or args.model)
+    bench = get_benchmark(args.benchmark)
     forget = encode_qa_split(tokenizer, bench.load(args.data, "forget10"))
     retain = encode_qa_split(tokenizer, bench.load(args.data, "retain90"))
     method = get_method(args.method)
@@ -178,9 +178,10 @@ def loop_worker(args) -> dict:
             "peak_rss_mb": _peak_rss_mb()}
 
 
-def _spawn(loop: str, method: str, rule: str, steps: int, model: Path, data: Path) -> dict:
+def _spawn(loop: str, method: str, rule: str, setup: dict) -> dict:
     command = [sys.executable, __file__, "--worker", "--loop", loop, "--method", method, "--rule", rule,
-               "--steps", str(steps), "--model", str(model), "--data", str(data)]
+               "--steps", str(setup["steps"]), "--lr", str(setup["lr"]), "--benchmark", setup["benchmark"],
+               "--model", str(setup["model"]), "--data", str(setup["data"]), "--tokenizer", str(setup["tokenizer"])]
     env = {**os.environ, "UNLEARNING_PROGRESS": "0", "TQDM_DISABLE": "1"}
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800)
     if done.returncode != 0:
@@ -188,24 +189,37 @@ def _spawn(loop: str, method: str, rule: str, steps: int, model: Path, data: Pat
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def engine_against_trainer(lab, steps: int, repetitions: int) -> dict:
-    model, data = lab.model(REAL_TARGET), lab.data / "tofu-real"
+def loop_setups(lab, size: str) -> dict[str, dict]:
+    """Where the loops are compared: the mini model (a step is cheap, so the loop's own overhead
+    shows) and the real TOFU target (a step is compute-bound)."""
+    real = lab.model(REAL_TARGET)
+    return {f"tofu-mini target-{size}": {"benchmark": "tofu", "model": lab.model(f"tofu/target-{size}"),
+                                         "data": lab.data / "tofu", "tokenizer": lab.tokenizer, "steps": 25, "lr": 1e-4},
+            "tofu-real target-135m": {"benchmark": "tofu-real", "model": real, "data": lab.data / "tofu-real",
+                                      "tokenizer": real, "steps": 3, "lr": 1e-5}}
+
+
+def engine_against_trainer(lab, size: str, repetitions: int) -> dict:
+    setups = loop_setups(lab, size)
     speed = []
-    for method, rule in LOOP_CASES:
-        samples = {"engine": [], "trainer": []}
-        for rep in range(repetitions):
-            for loop in (("engine", "trainer") if rep % 2 == 0 else ("trainer", "engine")):
-                samples[loop].append(_spawn(loop, method, rule, steps, model, data))
-        engine, trainer = (_median([s["tokens_per_second"] for s in samples[k]]) for k in ("engine", "trainer"))
-        speed.append({"method": method, "rule": rule, "steps": steps, "tokens": samples["engine"][0]["tokens"],
-                      "engine tokens/s": engine, "trainer tokens/s": trainer, "engine / trainer": engine / trainer,
-                      "engine peak MB": max(s["peak_rss_mb"] for s in samples["engine"]),
-                      "trainer peak MB": max(s["peak_rss_mb"] for s in samples["trainer"]),
-                      "update norm engine": samples["engine"][0]["update_norm"],
-                      "update norm trainer": samples["trainer"][0]["update_norm"]})
-    memory = [{"loop": loop, "method": method, "peak MB": _spawn(loop, method, "sum", 3, model, data)["peak_rss_mb"]}
+    for where, setup in setups.items():
+        for method, rule in LOOP_CASES:
+            samples = {"engine": [], "trainer": []}
+            for rep in range(repetitions):
+                for loop in (("engine", "trainer") if rep % 2 == 0 else ("trainer", "engine")):
+                    samples[loop].append(_spawn(loop, method, rule, setup))
+            engine, trainer = (_median([s["tokens_per_second"] for s in samples[k]]) for k in ("engine", "trainer"))
+            speed.append({"model": where, "method": method, "rule": rule, "steps": setup["steps"],
+                          "tokens": samples["engine"][0]["tokens"], "engine tokens/s": engine,
+                          "trainer tokens/s": trainer, "engine / trainer": engine / trainer,
+                          "engine peak MB": max(s["peak_rss_mb"] for s in samples["engine"]),
+                          "trainer peak MB": max(s["peak_rss_mb"] for s in samples["trainer"]),
+                          "update norm engine": samples["engine"][0]["update_norm"],
+                          "update norm trainer": samples["trainer"][0]["update_norm"]})
+    real = {**setups["tofu-real target-135m"], "steps": 2}
+    memory = [{"loop": loop, "method": method, "peak MB": _spawn(loop, method, "sum", real)["peak_rss_mb"]}
               for loop, method in MEMORY_CASES]
-    return {"model": REAL_TARGET, "speed": speed, "memory": memory}
+    return {"speed": speed, "memory": memory, "memory_model": REAL_TARGET}
 
 
 # --- 4. synthesis overhead and evaluation cost --------------------------------------------------
@@ -335,11 +349,12 @@ def report(results: dict) -> str:
          .format(ratio, quality["fastest_baseline"]) if ratio is not None else
          f"No ratio: {'MASC did not reach a good model' if quality['fastest_baseline'] else 'no baseline reached a good model'}."),
         "", "![time to a good model](time_to_quality.png)", "",
-        f"## 3. Our engine against a Trainer-based loop ({loops['model']}, tofu-real forget10/retain90, batch 4)", "",
+        "## 3. Our engine against a Trainer-based loop (the same batches of 4 + 4, the same steps)", "",
         _table(loops["speed"]),
         "Goals: at least 1.5x on NPO+KLR, not slower on GradDiff. Update norms agree when both loops compute the "
         "same steps.", "", _table(loops["memory"]),
-        f"NPO's peak memory against GA's (our engine): **{npo[('engine', 'NPO')] / npo[('engine', 'GA')]:.2f}x** "
+        f"Peak resident memory on {loops['memory_model']}. NPO's peak against GA's (our engine): "
+        f"**{npo[('engine', 'NPO')] / npo[('engine', 'GA')]:.2f}x** "
         "(goal: at most 1.1x; the Trainer loop keeps a reference copy).", "",
         "## 4. Synthesis overhead", "", _table(synth["rows"]),
         "Goal: under 10% of the step at mini scale.", "",
@@ -356,11 +371,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--lr", type=float, default=1e-5)
+    parser.add_argument("--benchmark", default="tofu-real")
     parser.add_argument("--model", type=Path)
     parser.add_argument("--data", type=Path)
+    parser.add_argument("--tokenizer", type=Path)
     parser.add_argument("--size", default="s", help="the mini model size of sections 1, 2 and 4 (default s)")
     parser.add_argument("--repetitions", type=int, default=3)
-    parser.add_argument("--loop-steps", type=int, default=8, help="optimizer steps of each loop measurement")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args()
     if args.worker:
@@ -375,7 +391,7 @@ def main() -> None:
                "command": "make bench"}
     for name, compute in (("probe", lambda: probe_cost(lab, args.size, args.repetitions)),
                           ("time_to_quality", lambda: time_to_quality(lab)),
-                          ("loops", lambda: engine_against_trainer(lab, args.loop_steps, max(2, args.repetitions - 1))),
+                          ("loops", lambda: engine_against_trainer(lab, args.size, max(2, args.repetitions - 1))),
                           ("synthesis", lambda: synthesis_overhead(lab, args.size, args.repetitions)),
                           ("evaluation", lambda: evaluation_cost(lab, args.size))):
         section = time.perf_counter()
