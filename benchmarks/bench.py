@@ -128,6 +128,7 @@ def time_to_quality(lab) -> dict:
 # --- 3. the engine against the Trainer loop ----------------------------------------------------
 
 LOOP_CASES = (("GradDiff", "sum"), ("NPO+KLR", "sum"), ("SimNPO+GD", "sago"))
+REAL_LOOP_CASES = LOOP_CASES[:2]  # the two with goals; a real-model measurement costs about 30 s
 MEMORY_CASES = (("engine", "GA"), ("engine", "NPO"), ("trainer", "NPO"))
 
 
@@ -194,18 +195,20 @@ def loop_setups(lab, size: str) -> dict[str, dict]:
     shows) and the real TOFU target (a step is compute-bound)."""
     real = lab.model(REAL_TARGET)
     return {f"tofu-mini target-{size}": {"benchmark": "tofu", "model": lab.model(f"tofu/target-{size}"),
-                                         "data": lab.data / "tofu", "tokenizer": lab.tokenizer, "steps": 25, "lr": 1e-4},
+                                         "data": lab.data / "tofu", "tokenizer": lab.tokenizer, "steps": 125, "lr": 1e-4,
+                                         "cases": LOOP_CASES, "repetitions": 3},
             "tofu-real target-135m": {"benchmark": "tofu-real", "model": real, "data": lab.data / "tofu-real",
-                                      "tokenizer": real, "steps": 3, "lr": 1e-5}}
+                                      "tokenizer": real, "steps": 3, "lr": 1e-5, "cases": REAL_LOOP_CASES,
+                                      "repetitions": 2}}
 
 
-def engine_against_trainer(lab, size: str, repetitions: int) -> dict:
+def engine_against_trainer(lab, size: str) -> dict:
     setups = loop_setups(lab, size)
     speed = []
     for where, setup in setups.items():
-        for method, rule in LOOP_CASES:
+        for method, rule in setup["cases"]:
             samples = {"engine": [], "trainer": []}
-            for rep in range(repetitions):
+            for rep in range(setup["repetitions"]):
                 for loop in (("engine", "trainer") if rep % 2 == 0 else ("trainer", "engine")):
                     samples[loop].append(_spawn(loop, method, rule, setup))
             engine, trainer = (_median([s["tokens_per_second"] for s in samples[k]]) for k in ("engine", "trainer"))
@@ -281,7 +284,7 @@ def synthesis_overhead(lab, size: str, repetitions: int) -> dict:
                                 ("Llama-2-7B, one layer", llama2_7b_layer_shapes(), None)):
         count = sum(torch.Size(s).numel() for s in shapes)
         for dtype in (torch.float32, torch.bfloat16):
-            times = _time_combine(shapes, dtype, rules, repetitions)
+            times = _time_combine(shapes, dtype, rules, 2)  # seconds a call: two calls are enough
             row = {"parameters": f"{name} ({count / 1e6:.0f}M)", "dtype": str(dtype).removeprefix("torch."),
                    **{f"{r} s": t for r, t in times.items()},
                    **{f"{r} s per 1B": t / count * 1e9 for r, t in times.items()}}
@@ -391,7 +394,7 @@ def main() -> None:
                "command": "make bench"}
     for name, compute in (("probe", lambda: probe_cost(lab, args.size, args.repetitions)),
                           ("time_to_quality", lambda: time_to_quality(lab)),
-                          ("loops", lambda: engine_against_trainer(lab, args.size, max(2, args.repetitions - 1))),
+                          ("loops", lambda: engine_against_trainer(lab, args.size)),
                           ("synthesis", lambda: synthesis_overhead(lab, args.size, args.repetitions)),
                           ("evaluation", lambda: evaluation_cost(lab, args.size))):
         section = time.perf_counter()

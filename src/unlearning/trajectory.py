@@ -99,5 +99,7 @@ def quality_table(trajectories: dict[str, list[dict]], reached: dict[str, dict |
                      "forget ROUGE-L there": None if hit is None else hit["forget_Q_A_ROUGE"],
                      "model utility there": None if hit is None else hit["model_utility"],
                      "run ends at (s)": points[-1]["seconds"], "steps": points[-1]["step"],
+                     "forget ROUGE-L at the end": points[-1]["forget_Q_A_ROUGE"],
+                     "model utility at the end": points[-1]["model_utility"],
                      "evaluation s (apart)": sum(p.get("eval_seconds", 0.0) for p in points[1:])})
     return rows
