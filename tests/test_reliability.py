@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 import torch
 
+from helpers import without_cost
 from unlearning import methods
 from unlearning.cli import main
 from unlearning.engine import OptimConfig, unlearn
@@ -110,15 +111,6 @@ def test_a_diverged_run_has_no_4bit_copy(tmp_path):
 # --- determinism and isolation ------------------------------------------------------------------
 
 
-def _without_cost(value):
-    """A record or metrics dict without what may differ between equal runs: seconds and memory peaks."""
-    if isinstance(value, dict):
-        return {k: _without_cost(v) for k, v in value.items() if "seconds" not in k and not k.startswith("peak_")}
-    if isinstance(value, list):
-        return [_without_cost(v) for v in value]
-    return value
-
-
 @pytest.mark.parametrize("method", ["MASC", "NPO+KLR"])
 def test_same_seed_same_machine_same_threads_give_identical_records_and_metrics(world, target, tokenizer, tmp_path,
                                                                                 method):
@@ -135,8 +127,8 @@ def test_same_seed_same_machine_same_threads_give_identical_records_and_metrics(
     for store in ("first", "second"):
         record = run(spec, world / "tofu", tmp_path / "tok", tmp_path / store)
         metrics = evaluate("tofu", record["dir"], world / "tofu", tmp_path / "tok")
-        results.append((_without_cost({k: v for k, v in record.items() if k != "dir"}), weights_hash(record["dir"]),
-                        _without_cost(metrics)))
+        results.append((without_cost({k: v for k, v in record.items() if k != "dir"}), weights_hash(record["dir"]),
+                        without_cost(metrics)))
     assert results[0] == results[1]
     assert results[0][0]["steps"] >= 2 and results[0][2]["forget_Q_A_ROUGE"] == results[1][2]["forget_Q_A_ROUGE"]
 
