@@ -170,8 +170,10 @@ LEARN_PLAN = ("sizes: [xs]\nmain_size: xs\npretrain: {epochs: 1, lr: 0.003, batc
 def learned_reference(world, tmp_path_factory):
     root = tmp_path_factory.mktemp("learn")
     (root / "learn.yaml").write_text(LEARN_PLAN)
+    start = time.monotonic()
     done = _cli("learn", "--config", root / "learn.yaml", "--data", world, "--out", root / "reference", "--jobs", "2")
     assert done.returncode == 0, done.stderr
+    root.joinpath("duration").write_text(str(time.monotonic() - start))
     return root
 
 
@@ -188,13 +190,17 @@ def test_learning_with_two_workers_killed_at_random_moments_is_redone_exactly(le
     times at random moments, then a rerun: the same models as an uninterrupted learn."""
     out = learned_reference / "killed"
     args = ("learn", "--config", learned_reference / "learn.yaml", "--data", world, "--out", out, "--jobs", "2")
-    for attempt in range(3):
+    duration = float((learned_reference / "duration").read_text())
+    for attempt in range(3):  # within an uninterrupted learn's own time
         process = _popen_group(*args)
-        time.sleep(random.Random(10 + attempt).uniform(3.0, 12.0))
+        time.sleep(random.Random(10 + attempt).uniform(0.3, 0.95) * duration)
         _kill_group(process, signal.SIGKILL)
         process.communicate()
+    finished = {str(p.parent.relative_to(out)) for p in out.glob("**/learning.json")}
     again = _cli(*args)
     assert again.returncode == 0, again.stderr
+    # exactly the unfinished work: every model finished before the kills is read back, the others trained
+    assert {line.removeprefix("up to date: ") for line in again.stdout.splitlines() if line.startswith("up to date")} == finished
     _same_models(learned_reference / "reference", out)
 
 
@@ -213,6 +219,28 @@ def test_ctrl_c_of_learning_says_one_line_and_the_rerun_completes(learned_refere
     again = _cli(*args)
     assert again.returncode == 0, again.stderr
     _same_models(learned_reference / "reference", out)
+
+
+def test_an_evaluation_killed_at_a_random_moment_leaves_nothing_and_the_rerun_is_exact(lab, world, tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(lab / "model", model)
+    args = ("evaluate", "--benchmark", "tofu", "--data", world / "tofu", "--model", model, "--tokenizer", lab / "tok")
+    fresh = tmp_path / "fresh"
+    shutil.copytree(lab / "model", fresh)
+    start = time.monotonic()
+    assert _cli(*args[:-4], "--model", fresh, "--tokenizer", lab / "tok").returncode == 0
+    duration = time.monotonic() - start
+    for attempt in range(2):
+        process = _cli(*args, wait=False)
+        time.sleep(random.Random(30 + attempt).uniform(0.3, 0.9) * duration)
+        process.send_signal(signal.SIGKILL)
+        process.communicate()
+        for written in (model / "metrics").glob("*.json"):  # a cache entry is whole or absent
+            json.loads(written.read_text())
+    assert _cli(*args).returncode == 0
+    (metrics,) = (model / "metrics").glob("*.json")
+    (expected,) = (fresh / "metrics").glob("*.json")
+    assert without_cost(json.loads(metrics.read_text())) == without_cost(json.loads(expected.read_text()))
 
 
 def test_ctrl_c_of_an_evaluation_writes_nothing(lab, world, tmp_path):

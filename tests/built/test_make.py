@@ -37,7 +37,7 @@ def _stale(target: str, *newer: str) -> bool:
 
 
 @pytest.mark.parametrize("chapter, changed, stale", [
-    ("10-wmdp", "data/smoke/wmdp/forget.json", True),          # its data
+    ("10-wmdp", "data/smoke/wmdp/bio-forget-corpus.json", True),  # its data
     ("10-wmdp", "notebooks/profiles/smoke/10-wmdp.yaml", True),  # its parameters
     ("10-wmdp", "notebooks/10-wmdp.py", True),                   # its source
     ("10-wmdp", "src/unlearning/metrics/choice.py", True),       # the library (its runs are then read back)
@@ -47,6 +47,7 @@ def _stale(target: str, *newer: str) -> bool:
 ])
 def test_an_executed_chapter_is_redone_exactly_when_what_it_depends_on_changes(chapter, changed, stale):
     target = f"book/generated/{chapter}.ipynb"
+    assert (ROOT / changed).is_file(), changed
     assert not _stale(target), f"{target} is not up to date after make book"
     assert _stale(target, changed) == stale
 
