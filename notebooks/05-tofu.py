@@ -152,8 +152,6 @@ pd.DataFrame(quality_table(trajectories, reached)).set_index("method").style.for
 
 # %% [markdown]
 # ## Forget quality against model utility
-# %% [markdown]
-# ## Forget quality against model utility
 #
 # TOFU's own summary: forget quality (the KS-test p-value; 1 means the forget set's truth ratios
 # are indistinguishable from the oracle's) against model utility, per forget split.

@@ -62,4 +62,4 @@ def test_time_to_quality_is_the_first_point_that_forgets_enough_and_keeps_utilit
             {"seconds": 4.0, "forget": 0.30, "utility": 0.40}]
     assert time_to_quality(rows, criterion)["seconds"] == 3.0
     assert time_to_quality(rows[:3], criterion) is None
-    assert "at most 0.400 + 0.05" in criterion.describe()
+    assert criterion.describe() == "forget ROUGE-L at most 0.400 + 0.05 (the oracle's level) with model utility at least 0.300"

@@ -202,7 +202,7 @@ def plot_time_to_quality(trajectories: dict[str, Sequence[dict]], oracle: dict, 
     its start, checkpoints and final model (`trajectory.trajectory`); the oracle as a dashed line,
     the criterion's level band and utility floor, and a star where each method first met it
     (`reached`: method -> row or None). Returns the figure."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.7 * len(panels), 3.4), squeeze=False)
     for ax, (key, label, log) in zip(axes[0], panels):
         for method, rows in trajectories.items():
             xs, ys = [r["seconds"] for r in rows], [max(r[key], 1e-12) if log else r[key] for r in rows]

@@ -63,13 +63,14 @@ class Criterion:
     tolerance: float
     utility_metric: str
     floor: float
+    labels: tuple[str, str] = ("forget ROUGE-L", "model utility")  # how a page names the two metrics
 
     def met(self, row: dict) -> bool:
         return row[self.forget_metric] <= self.level + self.tolerance and row[self.utility_metric] >= self.floor
 
     def describe(self) -> str:
-        return (f"{self.forget_metric} at most {self.level:.3f} + {self.tolerance:g} (the oracle's level) with "
-                f"{self.utility_metric} at least {self.floor:.3f}")
+        return (f"{self.labels[0]} at most {self.level:.3f} + {self.tolerance:g} (the oracle's level) with "
+                f"{self.labels[1]} at least {self.floor:.3f}")
 
 
 def time_to_quality(rows: list[dict], criterion: Criterion) -> dict | None:
