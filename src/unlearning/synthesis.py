@@ -25,6 +25,11 @@ import torch
 
 RULES = ("sum", "pcgrad", "pcgrad_global", "sago", "sago_additive")
 PCGRAD_EPS = 1e-10
+# the SAGO rules (eight operations a tensor) run on one flat vector when the tensors are this small
+# on average: a small model's step is then eight operations instead of eight per tensor (per-operation
+# overhead dominates there: 2.3 ms against 4.5 ms on the mini model s), while a large model's tensors
+# are not copied into one
+FLAT_BELOW = 1 << 16
 
 
 def _check(forget_grads: Sequence[torch.Tensor], retain_grads: Sequence[torch.Tensor], rule: str) -> None:
@@ -49,6 +54,11 @@ def conflicts(g_f: torch.Tensor, g_r: torch.Tensor) -> torch.Tensor:
 def _scaled(g: torch.Tensor, weight: float) -> torch.Tensor:
     """weight * g, without a pass over memory when the weight is 1 (the default)."""
     return g if weight == 1 else g * weight
+
+
+def _flatten(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The tensors' coordinates in one float32 vector, in order."""
+    return torch.cat([t.reshape(-1).float() for t in tensors])
 
 
 def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -77,6 +87,10 @@ def combine(
     the parameter dtype when writing it into `.grad`).
     """
     _check(forget_grads, retain_grads, rule)
+    if rule in ("sago", "sago_additive") and len(forget_grads) > 1 and \
+            sum(g.numel() for g in forget_grads) < FLAT_BELOW * len(forget_grads):
+        flat = combine([_flatten(forget_grads)], [_flatten(retain_grads)], rule, alpha, gamma)[0]
+        return [part.view(g.shape) for part, g in zip(flat.split([g.numel() for g in forget_grads]), forget_grads)]
     f = [g.float() for g in forget_grads]
     r = [g.float() for g in retain_grads]
     if rule == "sum":
