@@ -173,9 +173,16 @@ def test_every_rule_equals_its_formula_written_out(rule, alpha, gamma):
         assert torch.allclose(got.double(), expected, rtol=1e-5, atol=1e-6)
 
 
-def test_the_conflict_test_is_the_sign_product_on_every_kind_of_value():
+@pytest.mark.parametrize("product_up_to", [0, 1 << 22], ids=["by comparisons", "as the sign product"])
+def test_the_conflict_test_is_the_sign_product_on_every_kind_of_value(product_up_to, monkeypatch):
+    import unlearning.synthesis as synthesis
+
+    monkeypatch.setattr(synthesis, "SIGN_PRODUCT_UP_TO", product_up_to)
     values = torch.tensor([0.0, -0.0, 1e-38, -1e-38, 1e-45, -1e-45, 2.0, -3.0, float("inf"), float("-inf"), float("nan")])
     a, b = torch.meshgrid(values, values, indexing="ij")
+    expected = [[x * y < 0 for y in [(v > 0) - (v < 0) for v in values.tolist()]]
+                for x in [(v > 0) - (v < 0) for v in values.tolist()]]  # sign(NaN) taken as 0: never a conflict
+    assert conflicts(a, b).tolist() == expected
     assert torch.equal(conflicts(a, b), torch.sign(a) * torch.sign(b) < 0)
 
 

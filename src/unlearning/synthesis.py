@@ -30,6 +30,10 @@ PCGRAD_EPS = 1e-10
 # overhead dominates there: 2.3 ms against 4.5 ms on the mini model s), while a large model's tensors
 # are not copied into one
 FLAT_BELOW = 1 << 16
+# `conflicts` as the sign product up to this many coordinates, by comparisons above (measured on
+# this project's CPU: 0.2 against 0.5 ms at 262k coordinates, 2.5 against 4.5-5.6 ms at 4M, 46-50
+# against 19-26 ms at 16M)
+SIGN_PRODUCT_UP_TO = 1 << 22
 
 
 def _check(forget_grads: Sequence[torch.Tensor], retain_grads: Sequence[torch.Tensor], rule: str) -> None:
@@ -44,10 +48,14 @@ def _check(forget_grads: Sequence[torch.Tensor], retain_grads: Sequence[torch.Te
 
 def conflicts(g_f: torch.Tensor, g_r: torch.Tensor) -> torch.Tensor:
     """Coordinates where forget and retain gradients point in opposite directions: the
-    official sign test sign(g_f) * sign(g_r) < 0 (bool, shape of the inputs), computed with
-    comparisons (one strictly negative, the other strictly positive), which gives the same
-    answer on every input, NaN included, in fewer passes over memory. Zeros never conflict;
-    tiny coordinates do not underflow as a float product would."""
+    official sign test sign(g_f) * sign(g_r) < 0 (bool, shape of the inputs). Zeros never
+    conflict; a product of signs cannot underflow as g_f * g_r would on tiny coordinates.
+    Up to SIGN_PRODUCT_UP_TO coordinates it is computed as written (three kernels); above, with
+    comparisons (one strictly negative, the other strictly positive: five kernels on one-byte
+    masks, which move less memory), measured faster on the CPU at 16M coordinates and slower at
+    4M and below. Both give the same answer on every input, NaN and infinities included."""
+    if g_f.numel() <= SIGN_PRODUCT_UP_TO:
+        return torch.sign(g_f).mul_(torch.sign(g_r)) < 0
     return ((g_f < 0) & (g_r > 0)) | ((g_f > 0) & (g_r < 0))
 
 
