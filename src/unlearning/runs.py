@@ -149,16 +149,28 @@ def checkpoint_name(step: int) -> str:
 def peak_memory() -> dict:
     """Peak resident memory of this process so far (MB) and, on a GPU, the peak memory torch
     allocated there (MB): what a run cost, for the paper-scale chapter's table."""
-    import resource
-    import sys
-
     import torch
 
-    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
-    out = {"peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20, 1)}
+    out = {"peak_rss_mb": peak_rss_mb()}
     if torch.cuda.is_available():
         out["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     return out
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory (MB). On Linux the high-water mark of its own address
+    space (VmHWM): `getrusage`'s ru_maxrss survives exec, so a process started by a larger parent
+    would report the parent's size; elsewhere ru_maxrss (bytes on macOS, KiB otherwise)."""
+    import resource
+    import sys
+
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    scale = 1 if sys.platform == "darwin" else 1024
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20, 1)
 
 
 def run_dir(spec: RunSpec, data_dir: str | Path, store: str | Path, runtime: Runtime = Runtime()) -> Path:
