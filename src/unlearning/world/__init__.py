@@ -11,7 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from unlearning.data import write_jsonl
-from unlearning.world import encyclopedia, muse, pretrain, real_facts, rwku, tofu, wmdp
+# the submodules by their full names (not `from unlearning.world import ...`, which names this very module)
+import unlearning.world.encyclopedia as encyclopedia
+import unlearning.world.muse as muse
+import unlearning.world.pretrain as pretrain
+import unlearning.world.real_facts as real_facts
+import unlearning.world.rwku as rwku
+import unlearning.world.tofu as tofu
+import unlearning.world.wmdp as wmdp
 
 WORLD_SIZES: dict[str, dict] = {
     profile: {"seed": 0, "tofu_authors": {"smoke": 20, "mini": 100}[profile],

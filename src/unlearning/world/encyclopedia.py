@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 
-from unlearning.world import pools
+import unlearning.world.pools as pools
 from unlearning.world.facts import TRAIN_FORMS, Relation, document, qa_document
 
 R = Relation

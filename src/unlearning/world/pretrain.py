@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import random
 
-from unlearning.world import encyclopedia, wmdp
+import unlearning.world.encyclopedia as encyclopedia
+import unlearning.world.wmdp as wmdp
 from unlearning.world.facts import TRAIN_FORMS, statement_choices
 
 PROBE_FORMS = (0, 2)  # one trained form and the held-out form per fact

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from unlearning.world import pools
+import unlearning.world.pools as pools
 from unlearning.world.encyclopedia import COUNTRY
 from unlearning.world.facts import distractors
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from unlearning.world import pools
+import unlearning.world.pools as pools
 from unlearning.world.encyclopedia import COUNTRY, unique_names
 from unlearning.world.facts import TRAIN_FORMS, Relation, document, draw_entities, multiple_choice, qa_document
 
