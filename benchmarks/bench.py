@@ -47,21 +47,6 @@ def _median(values):
     return statistics.median(values)
 
 
-def _peak_rss_mb() -> float:
-    """This process's peak resident memory. On Linux the high-water mark of its own address space
-    (VmHWM): `getrusage`'s ru_maxrss survives exec, so a worker started by a large parent would
-    report the parent's size."""
-    status = Path("/proc/self/status")
-    if status.exists():
-        for line in status.read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    import resource
-
-    scale = 1 if sys.platform == "darwin" else 1024
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20, 1)
-
-
 # --- 1. the probe ------------------------------------------------------------------------------
 
 def probe_cost(lab, size: str, repetitions: int) -> dict:
@@ -160,6 +145,7 @@ def measure_loop(loop: str, method_name: str, rule: str, setup: dict) -> dict:
     from unlearning.engine import OptimConfig, unlearn
     from unlearning.methods import get_method
     from unlearning.models import load_model, load_tokenizer
+    from unlearning.runs import peak_rss_mb
 
     torch.manual_seed(0)
     tokenizer = load_tokenizer(setup["tokenizer"])
@@ -190,7 +176,7 @@ def measure_loop(loop: str, method_name: str, rule: str, setup: dict) -> dict:
     return {"loop": loop, "method": method_name, "rule": rule, "steps": setup["steps"], "tokens": sum(per_step),
             "seconds": seconds, "tokens_per_second": sum(per_step) / seconds,
             "steady_tokens_per_second": sum(per_step[1:]) / sum(steps[1:]) if len(steps) > 1 else None, "update_norm": float(update),
-            "peak_rss_mb": _peak_rss_mb()}
+            "peak_rss_mb": peak_rss_mb()}
 
 
 def loop_worker(args) -> dict:
@@ -273,7 +259,7 @@ def llama2_7b_layer_shapes() -> list[tuple[int, ...]]:
 LLAMA2_7B_PARAMETERS = 6_738_415_616
 
 
-def _time_combine(shapes, dtype, rules, repetitions: int, statistic=None) -> dict[str, float]:
+def _time_combine(shapes, dtype, rules, repetitions: int, statistic=_median) -> dict[str, float]:
     """Seconds a `combine` call per rule on random gradients of `shapes`: the median of
     `repetitions` calls, or another `statistic` of them."""
     from unlearning.synthesis import combine
@@ -288,7 +274,7 @@ def _time_combine(shapes, dtype, rules, repetitions: int, statistic=None) -> dic
             begin = time.perf_counter()
             combine(forget, retain, rule)
             times.append(time.perf_counter() - begin)
-        out[rule] = (statistic or _median)(times)
+        out[rule] = statistic(times)
     return out
 
 

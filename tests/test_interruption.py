@@ -35,8 +35,6 @@ def _cli(*args, failpoint=None, signal_kind=None, wait=True):
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
 
 
-
-
 def _weights(folder: Path) -> str:
     return hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
 
@@ -222,13 +220,14 @@ def test_ctrl_c_of_learning_says_one_line_and_the_rerun_completes(learned_refere
 
 
 def test_an_evaluation_killed_at_a_random_moment_leaves_nothing_and_the_rerun_is_exact(lab, world, tmp_path):
-    model = tmp_path / "model"
+    model, fresh = tmp_path / "model", tmp_path / "fresh"
     shutil.copytree(lab / "model", model)
-    args = ("evaluate", "--benchmark", "tofu", "--data", world / "tofu", "--model", model, "--tokenizer", lab / "tok")
-    fresh = tmp_path / "fresh"
     shutil.copytree(lab / "model", fresh)
+    evaluate = lambda folder: ("evaluate", "--benchmark", "tofu", "--data", world / "tofu", "--model", folder,  # noqa: E731
+                               "--tokenizer", lab / "tok")
+    args = evaluate(model)
     start = time.monotonic()
-    assert _cli(*args[:-4], "--model", fresh, "--tokenizer", lab / "tok").returncode == 0
+    assert _cli(*evaluate(fresh)).returncode == 0
     duration = time.monotonic() - start
     for attempt in range(2):
         process = _cli(*args, wait=False)
@@ -297,6 +296,12 @@ def _execute(notebook: Path, cwd: Path, failpoint=None, wait=True):
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
+def _is_whole_page(page: Path) -> bool:
+    """An executed notebook that ran to its end: every code cell has an execution count."""
+    executed = json.loads(page.read_text())
+    return all(c.get("execution_count") for c in executed["cells"] if c["cell_type"] == "code")
+
+
 def _runs(store: Path) -> dict:
     out = {}
     for record_path in sorted(store.glob("*/record.json")):
@@ -325,8 +330,7 @@ def test_a_chapter_whose_kernel_dies_after_one_run_leaves_no_page_and_the_rerun_
     again = _execute(notebook, folder)
     assert again.returncode == 0, again.stderr
     assert page.is_file() and _runs(folder / "runs" / "smoke") == chapter_reference[0]
-    executed = json.loads(page.read_text())
-    assert all(c.get("execution_count") for c in executed["cells"] if c["cell_type"] == "code")
+    assert _is_whole_page(page)
 
 
 def test_a_chapter_killed_at_a_random_moment_is_redone_exactly(chapter, chapter_reference):
@@ -340,8 +344,7 @@ def test_a_chapter_killed_at_a_random_moment_is_redone_exactly(chapter, chapter_
         _kill_group(process, signal.SIGKILL)  # papermill and its kernel
         process.communicate()
         if page.exists():  # only ever a whole page: one that ran to its end
-            executed = json.loads(page.read_text())
-            assert all(c.get("execution_count") for c in executed["cells"] if c["cell_type"] == "code")
+            assert _is_whole_page(page)
     again = _execute(notebook, folder)
     assert again.returncode == 0, again.stderr
     assert _runs(folder / "runs" / "smoke") == runs
