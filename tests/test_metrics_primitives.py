@@ -1,5 +1,7 @@
 """Generation, ROUGE-L and option scoring against slow, obvious references."""
 
+import copy
+
 import pytest
 import torch
 
@@ -80,3 +82,55 @@ def test_min_k_plus_plus_by_hand_and_against_a_slow_reference(target, tokenizer)
         mu_t = float((p * logp).sum())
         sd_t = math.sqrt(float((p * (logp - mu_t) ** 2).sum()))
         assert float(mean[t]) == pytest.approx(mu_t, abs=1e-4) and float(variance[t]) == pytest.approx(sd_t ** 2, abs=1e-3)
+
+
+def _full_forward_reference(model, examples, pad_token_id):
+    """Per example, the slow obvious way: the whole forward pass over the padded batch, then the
+    log-probs, argmax and log-softmax moments at its labelled positions, summed NLL and length."""
+    from unlearning.data import collate
+    from unlearning.margin import IGNORE_INDEX
+
+    batch = collate(examples, pad_token_id)
+    with torch.no_grad():
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1].float()
+    out = []
+    for row in range(len(examples)):
+        keep = batch["labels"][row, 1:] != IGNORE_INDEX
+        logprobs = logits[row][keep].log_softmax(-1)
+        labels = batch["labels"][row, 1:][keep]
+        token = logprobs.gather(-1, labels[:, None]).squeeze(-1)
+        mean = (logprobs.exp() * logprobs).sum(-1)
+        out.append({"nll": float(-token.sum()), "length": int(keep.sum()), "token": token, "argmax": logits[row][keep].argmax(-1),
+                    "labels": labels, "mean": mean, "variance": (logprobs.exp() * logprobs.pow(2)).sum(-1) - mean.pow(2)})
+    return out
+
+
+def _llama_shaped(vocab_size: int):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    return LlamaForCausalLM(LlamaConfig(vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                        num_attention_heads=4, num_key_value_heads=2)).eval()
+
+
+@pytest.mark.parametrize("shape", ["qwen2", "llama", "whole forward"])
+def test_labelled_positions_give_the_whole_forward_passes_values(target, tokenizer, splits, shape):
+    """answer_nll and labelled_tokens (the output layer on labelled positions only, for the
+    decoders of HEAD_ON_HIDDEN) against the whole forward pass, on a right-padded batch of
+    answers of different lengths; `whole forward` is a model type outside HEAD_ON_HIDDEN."""
+    from unlearning.metrics.likelihood import answer_nll, labelled_tokens
+
+    model = _llama_shaped(len(tokenizer)) if shape == "llama" else copy.deepcopy(target)
+    if shape == "whole forward":
+        model.config.model_type = "some-other-decoder"
+    examples = splits["forget10"][:7]
+    assert len({len(e.input_ids) for e in examples}) > 1  # the batch is padded
+    expected = _full_forward_reference(model, examples, tokenizer.pad_token_id)
+    nll, length = answer_nll(model, examples, tokenizer.pad_token_id, batch_size=4)
+    assert length.tolist() == [e["length"] for e in expected]
+    assert nll.tolist() == pytest.approx([e["nll"] for e in expected], rel=1e-5, abs=1e-5)
+    tokens = labelled_tokens(model, examples, tokenizer.pad_token_id, batch_size=4, with_moments=True)
+    for (token, argmax, labels, mean, variance), e in zip(tokens, expected, strict=True):
+        assert torch.equal(labels, e["labels"]) and torch.equal(argmax, e["argmax"])
+        for got, want in ((token, e["token"]), (mean, e["mean"]), (variance, e["variance"])):
+            assert torch.allclose(got, want, rtol=1e-5, atol=1e-5)

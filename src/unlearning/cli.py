@@ -22,11 +22,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
+from unlearning.choices import DEVICES, DTYPES, PROBE_SETS, RULES
 
-from unlearning.parameters import read_yaml_mapping
-from unlearning.records import read_json, write_if_changed
-from unlearning.synthesis import RULES
+# Building the parser imports no torch or transformers (`unlearning --help` answers at once): the
+# choices come from `unlearning.choices`, defaults that the library computes are None here and filled
+# in by the command, and every command imports what it needs inside its function.
 
 
 def _add_world(sub) -> None:
@@ -58,61 +58,52 @@ def _add_learn(sub) -> None:
 
 
 def _add_unlearn(sub) -> None:
-    from unlearning.benchmarks import unlearning_benchmarks
-    from unlearning.engine import PROBE_SETS
-    from unlearning.methods import METHODS
-    from unlearning.protocol import Protocol
-
-    book = Protocol()
     p = sub.add_parser("unlearn", help="run one unlearning method on a benchmark under the book's protocol; "
                                        "stores the model and record.json in the run store")
     p.add_argument("--benchmark", default="tofu",
-                   help=f"one of {', '.join(unlearning_benchmarks())}, optionally with a profile suffix such as "
-                        "tofu-mini (data from data/mini/tofu, runs stored in runs/mini); default tofu")
+                   help="a registered benchmark (tofu, muse-news, muse-books, wmdp, rwku, ...; a wrong name lists "
+                        "them), optionally with a profile suffix such as tofu-mini (data from data/mini/tofu, runs "
+                        "stored in runs/mini); default tofu")
     p.add_argument("--data", type=Path, help="the benchmark's folder (default data/<profile>/<benchmark> for a "
                                              "suffixed --benchmark)")
     p.add_argument("--model", required=True, type=Path, help="model folder to unlearn from")
     p.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: the model's own, else the model "
                                                   "folder's ../tokenizer, then ../../tokenizer)")
-    p.add_argument("--method", required=True, help=f"one of {', '.join(METHODS)}")
+    p.add_argument("--method", required=True, help="a registered method: GA, GradDiff, NPO, NPO+KLR, SimNPO, RMU, "
+                                                   "MASC, ... (a wrong name lists them all)")
     p.add_argument("--rule", default="sum", help=f"update rule, one of {', '.join(RULES)} (default sum)")
     p.add_argument("--split", help="forget split (default: the benchmark's, e.g. forget10); join files with +")
     p.add_argument("--retain-split", help="retain split (default: the benchmark's, e.g. retain90)")
     p.add_argument("--stop", help="fixed or violation (default: the method's own; violation for MASC)")
-    p.add_argument("--tolerance", type=float, default=book.tolerance,
-                   help=f"violation-rule tolerance (default {book.tolerance})")
+    p.add_argument("--tolerance", type=float, help="violation-rule tolerance (default: the book's protocol, 0.475)")
     p.add_argument("--probe-set", default="official", help=f"violation-rule probes: {' or '.join(PROBE_SETS)} "
                                                             "(default official: first forget sequences)")
-    p.add_argument("--epochs", type=float, default=book.epochs,
-                   help=f"fixed budget in passes over the forget split (default {book.epochs:g})")
+    p.add_argument("--epochs", type=float, help="fixed budget in passes over the forget split (default: the book's "
+                                                "protocol)")
     p.add_argument("--max-steps", type=int, help="step budget: replaces --epochs for a fixed stop; the cap of the "
-                                                 f"violation rule (default {book.cap})")
-    p.add_argument("--lr", type=float, default=book.lr, help=f"learning rate (default {book.lr:g})")
-    p.add_argument("--batch-size", type=int, default=book.batch_size,
-                   help=f"forget and retain examples per micro-batch (default {book.batch_size})")
+                                                 "violation rule (default: the book's protocol)")
+    p.add_argument("--lr", type=float, help="learning rate (default: the book's protocol)")
+    p.add_argument("--batch-size", type=int, help="forget and retain examples per micro-batch (default: the book's "
+                                                  "protocol)")
     p.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimizer step (default 1)")
     p.add_argument("--optimizer", default="adamw", help="adamw (default, the papers') or sgd (updates proportional to "
                                                         "the combined gradient)")
     p.add_argument("--lora-rank", type=int, help="train LoRA adapters of this rank instead of all weights")
     p.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE", help="method hyper-parameters, e.g. rho=0.7 k=10")
-    p.add_argument("--seed", type=int, default=book.seed)
+    p.add_argument("--seed", type=int, help="random seed (default: the book's protocol, 0)")
     p.add_argument("--store", type=Path, help="run store (default runs/<profile> for a suffixed --benchmark, else runs)")
     _add_runtime(p)
 
 
 def _add_runtime(p) -> None:
-    from unlearning.runtime import DEVICES, DTYPES
-
     p.add_argument("--device", default="auto", help=f"one of {', '.join(DEVICES)} (default auto: a GPU when there is one)")
     p.add_argument("--dtype", default="float32", help=f"one of {', '.join(DTYPES)} (default float32)")
 
 
 def _add_evaluate(sub) -> None:
-    from unlearning.benchmarks import evaluated_benchmarks
-
     p = sub.add_parser("evaluate", help="run a benchmark's metric suite on a model; prints and caches the metrics JSON")
-    p.add_argument("--benchmark", required=True, help=f"one of {', '.join(evaluated_benchmarks())}, optionally with a "
-                                                      "profile suffix such as tofu-mini")
+    p.add_argument("--benchmark", required=True, help="a registered benchmark with a metric suite (a wrong name lists "
+                                                      "them), optionally with a profile suffix such as tofu-mini")
     p.add_argument("--data", type=Path, help="the benchmark's folder (default data/<profile>/<benchmark>)")
     p.add_argument("--model", required=True, type=Path, help="model folder to evaluate")
     p.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: found beside the model)")
@@ -130,7 +121,7 @@ def _add_fetch(sub) -> None:
 
 
 def _add_claims(sub) -> None:
-    from unlearning.claims import FINDINGS
+    from unlearning.claims import FINDINGS  # the standard library only
 
     p = sub.add_parser("claims", help="write the 'Claims at a glance' page from the chapters' findings")
     p.add_argument("--profile", required=True, help="the profile every finding must come from")
@@ -216,6 +207,8 @@ def cmd_rwku_real(args) -> None:
 
 def cmd_learn(args) -> None:
     from unlearning.learning import LearnPlan, learn
+    from unlearning.parameters import read_yaml_mapping
+    from unlearning.records import write_if_changed
 
     if args.jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
@@ -244,6 +237,8 @@ MAX_STEPS = 1_000_000  # optimizer steps of one run
 
 
 def _parse_sets(pairs: list[str]) -> dict:
+    import yaml
+
     values = {}
     for pair in pairs:
         if "=" not in pair:
@@ -304,8 +299,9 @@ def _unlearn_spec(args, benchmark: str, data: Path):
             raise ValueError(f"{flag} must be >= 1 and at most {most}, got {value}")
     if args.lora_rank is not None and args.lora_rank < 1:
         raise ValueError(f"--lora-rank must be >= 1, got {args.lora_rank}")
-    protocol = Protocol(lr=args.lr, batch_size=args.batch_size, epochs=args.epochs, tolerance=args.tolerance,
-                        seed=args.seed, **({"cap": args.max_steps} if args.max_steps else {}))
+    given = {"lr": args.lr, "batch_size": args.batch_size, "epochs": args.epochs, "tolerance": args.tolerance,
+             "seed": args.seed, "cap": args.max_steps}
+    protocol = Protocol(**{name: value for name, value in given.items() if value is not None})
     bench = get_benchmark(benchmark)
     bench.require_unlearning()
     n_forget = len(bench.load(data, args.split or bench.forget))
@@ -468,28 +464,37 @@ def cmd_grade(args) -> int:
     return 1 if unreadable else 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    from unlearning.runtime import configure_process
+COMMANDS = {"world": cmd_world, "rwku-real": cmd_rwku_real, "learn": cmd_learn, "unlearn": cmd_unlearn,
+            "evaluate": cmd_evaluate, "fetch": cmd_fetch, "claims": cmd_claims, "present": cmd_present,
+            "execute": cmd_execute, "assignments": cmd_assignments, "grade": cmd_grade, "check": cmd_check}
+INTERRUPTED = "interrupted; finished work is kept, run the command again to complete it"
 
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; its status: 0 done, 2 a user's mistake (one line), 3 a diverged run, 130
+    interrupted. Ctrl-C ends any command with one line at any moment after this function starts,
+    the imports of torch and transformers included (they happen in here, never before)."""
+    command = None
     try:
-        args = parser().parse_args(argv)
-    except SystemExit as done:  # -h, or a malformed command line (one line on stderr)
-        return done.code or 0
-    configure_process()
-    commands = {"world": cmd_world, "rwku-real": cmd_rwku_real, "learn": cmd_learn, "unlearn": cmd_unlearn, "evaluate": cmd_evaluate,
-                "fetch": cmd_fetch, "claims": cmd_claims, "present": cmd_present, "execute": cmd_execute, "assignments": cmd_assignments,
-                "grade": cmd_grade, "check": cmd_check}
-    try:
-        status = commands[args.command](args)
+        try:
+            args = parser().parse_args(argv)
+        except SystemExit as done:  # -h, or a malformed command line (one line on stderr)
+            return done.code or 0
+        command = args.command
+        from unlearning.failpoints import reached
+
+        reached("cli:importing")  # where a test interrupts the command before its heavy imports
+        from unlearning.runtime import configure_process
+
+        configure_process()
+        return COMMANDS[command](args) or 0
     except KeyboardInterrupt:  # Ctrl-C: every finished piece is stored; the rest is redone by a rerun
-        print(f"unlearning {args.command}: interrupted; finished work is kept, run the command again to "
-              "complete it", file=sys.stderr)
+        print(f"unlearning{' ' + command if command else ''}: {INTERRUPTED}", file=sys.stderr)
         return 130
     except (ValueError, OSError) as error:  # a user's mistake (or a file system's refusal): one line
         message = str(error).replace("\n", " ")
-        print(f"unlearning {args.command}: error: {message}", file=sys.stderr)
+        print(f"unlearning {command}: error: {message}", file=sys.stderr)
         return 2
-    return status or 0
 
 
 if __name__ == "__main__":

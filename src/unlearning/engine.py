@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from unlearning.choices import PROBE_SETS, RULES
 from unlearning.data import Encoded, batches, collate, cycle_batches, on_device
 from unlearning.failpoints import reached
 from unlearning.margin import tau_from_rho, violation_fractions
@@ -30,7 +31,7 @@ from unlearning.methods import Context, Method, continuation, masc_token_margins
 from unlearning.progress import progress
 from unlearning.runtime import own_random_state
 from unlearning.stopping import FixedBudget, ViolationStop
-from unlearning.synthesis import RULES, combine, geometry
+from unlearning.synthesis import combine, geometry
 
 
 @dataclass
@@ -189,9 +190,6 @@ def _stack(rows: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor,
     for i, (m, k) in enumerate(rows):
         margins[i, :m.shape[0]], mask[i, :k.shape[0]] = m, k
     return margins, mask
-
-
-PROBE_SETS = ("official", "holdout")
 
 
 def split_probe_set(forget: Sequence[Encoded], probe_set: str, size: int) -> tuple[list[Encoded], list[Encoded]]:

@@ -82,9 +82,9 @@ def _methods() -> tuple:
 
 
 def _rules() -> tuple:
-    from unlearning.synthesis import RULES
+    from unlearning.choices import RULES
 
-    return tuple(RULES)
+    return RULES
 
 
 def _sizes() -> tuple:
@@ -109,15 +109,15 @@ def _size_list(values) -> str | None:
 
 
 def _devices() -> tuple:
-    from unlearning.runtime import DEVICES
+    from unlearning.choices import DEVICES
 
-    return tuple(DEVICES)
+    return DEVICES
 
 
 def _dtypes() -> tuple:
-    from unlearning.runtime import DTYPES
+    from unlearning.choices import DTYPES
 
-    return tuple(DTYPES)
+    return DTYPES
 
 
 def _codes() -> tuple:

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import torch
 
+from unlearning.choices import DEVICES, DTYPES
 from unlearning.progress import interactive
 
 
@@ -48,8 +49,7 @@ def own_random_state(seed: int):
         yield
 
 
-DEVICES = ("auto", "cpu", "cuda")
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+TORCH_DTYPES = {name: getattr(torch, name) for name in DTYPES}  # "float32" -> torch.float32
 
 
 def launched_as_group() -> bool:
@@ -82,7 +82,7 @@ class Runtime:
 
     @property
     def torch_dtype(self) -> torch.dtype:
-        return DTYPES[self.dtype]
+        return TORCH_DTYPES[self.dtype]
 
     def accelerator(self):
         """The process group when launched as several processes (else None)."""

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 
 import torch
 
-RULES = ("sum", "pcgrad", "pcgrad_global", "sago", "sago_additive")
+from unlearning.choices import RULES
+
 PCGRAD_EPS = 1e-10
 # the SAGO rules (eight operations a tensor) run on one flat vector when the tensors are this small
 # on average: a small model's step is then eight operations instead of eight per tensor (per-operation
