@@ -52,6 +52,14 @@ def test_an_executed_chapter_is_redone_exactly_when_what_it_depends_on_changes(c
     assert _stale(target, changed) == stale
 
 
+def _wait_until_held(lock: Path, holder: subprocess.Popen) -> None:
+    """Wait for an event, not for a time: the lock file names its holder once the first make
+    holds the lock (makelock writes the line after taking it)."""
+    while not (lock.is_file() and lock.read_text().startswith("pid ")):
+        assert holder.poll() is None, "the first make ended before it took the lock"
+        time.sleep(0.05)
+
+
 def test_two_make_books_at_once_wait_for_each_other_and_leave_a_whole_book(tmp_path):
     """Chapter 0 made stale (its source touched), then two `make book` started together: the
     second waits for the first, finds chapter 0 done and executes nothing; both succeed and the
@@ -62,7 +70,7 @@ def test_two_make_books_at_once_wait_for_each_other_and_leave_a_whole_book(tmp_p
     env["MAKE_LOCK"] = str(tmp_path / "make.lock")
     command = ["make", "--no-print-directory", "PROFILE=smoke", f"MAKE_LOCK={tmp_path / 'make.lock'}", "book"]
     first = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+    _wait_until_held(tmp_path / "make.lock", first)
     second = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     outputs = [process.communicate(timeout=1200) for process in (first, second)]
     assert first.returncode == 0 and second.returncode == 0, outputs
