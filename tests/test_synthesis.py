@@ -199,3 +199,62 @@ def test_the_flat_path_of_small_tensors_equals_the_tensor_by_tensor_one(rule, mo
     per_tensor = combine(g_f, g_r, rule, alpha=0.7, gamma=1.3)
     assert [t.shape for t in flat] == [torch.Size(s) for s in shapes]
     assert all(torch.equal(a, b) for a, b in zip(flat, per_tensor))
+
+
+def _float64_reference_dot(a: torch.Tensor, b: torch.Tensor) -> float:
+    """The slow obvious reference: the float32 inputs as exact float64 numbers, their products
+    summed with math.fsum (correctly rounded), the way numbers are written on paper."""
+    import math
+
+    return math.fsum(x * y for x, y in zip(a.reshape(-1).double().tolist(), b.reshape(-1).double().tolist()))
+
+
+@pytest.fixture(scope="module")
+def large_gradients():
+    """Two lists of float32 tensors with 1.5M coordinates in all, correlated so that no dot
+    product is near zero (relative accuracy is then meaningful), of mixed magnitudes."""
+    generator = torch.Generator().manual_seed(36)
+    shapes = [(1000, 800), (500, 1000), (100_000,), (3, 7)]
+    g_r = [torch.randn(s, generator=generator) * 10.0 ** torch.randint(-3, 3, (1,), generator=generator).item() for s in shapes]
+    g_f = [-0.3 * r + torch.randn(r.shape, generator=generator) * r.abs().mean() for r in g_r]
+    assert sum(g.numel() for g in g_r) >= 10**6
+    return g_f, g_r
+
+
+def test_every_dot_product_and_norm_accumulates_in_float64(large_gradients):
+    """Issue 36: the dots and squared norms of the rules and of `geometry`, on vectors of 10^6
+    coordinates and more, within 1e-9 relative of the correctly rounded float64 reference."""
+    from unlearning.synthesis import _dot
+
+    g_f, g_r = large_gradients
+    big_f, big_r = torch.cat([g.reshape(-1) for g in g_f]), torch.cat([g.reshape(-1) for g in g_r])
+    for a, b in ((big_f, big_r), (big_r, big_r), (big_f, big_f), *zip(g_f, g_r)):
+        assert float(_dot(a, b)) == pytest.approx(_float64_reference_dot(a, b), rel=1e-9)
+    dot = _float64_reference_dot(big_f, big_r)
+    norm_f, norm_r = _float64_reference_dot(big_f, big_f) ** 0.5, _float64_reference_dot(big_r, big_r) ** 0.5
+    geo = geometry(g_f, g_r, combine(g_f, g_r, "sum"))
+    assert geo["cos_forget_retain"] == pytest.approx(dot / (norm_f * norm_r), rel=1e-9)
+    total = [f + r for f, r in zip(g_f, g_r)]  # the sum rule's update, exactly (float32 adds of these values)
+    big_total = torch.cat([t.reshape(-1) for t in total])
+    expected = _float64_reference_dot(big_total, big_r) / (_float64_reference_dot(big_total, big_total) ** 0.5 * norm_r)
+    assert geo["cos_final_retain"] == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("rule", ["pcgrad", "pcgrad_global"])
+def test_pcgrad_coefficients_are_the_float64_ones(large_gradients, rule):
+    """The update equals the formula evaluated in float64 (coefficients from correctly rounded
+    dots and norms), up to the float32 rounding of the update itself."""
+    from unlearning.synthesis import PCGRAD_EPS
+
+    g_f, g_r = large_gradients
+    alpha, gamma = 0.5, 2.0
+    if rule == "pcgrad":
+        dots = [(_float64_reference_dot(f, r), _float64_reference_dot(r, r)) for f, r in zip(g_f, g_r)]
+    else:
+        dot = sum(_float64_reference_dot(f, r) for f, r in zip(g_f, g_r))
+        dots = [(dot, sum(_float64_reference_dot(r, r) for r in g_r))] * len(g_f)
+    for got, f, r, (dot, norm_sq) in zip(combine(g_f, g_r, rule, alpha=alpha, gamma=gamma), g_f, g_r, dots):
+        coefficient = dot / (norm_sq + PCGRAD_EPS) if dot < 0 else 0.0
+        expected = gamma * f.double() + (alpha - gamma * coefficient) * r.double()
+        assert got.dtype == torch.float32
+        assert torch.allclose(got.double(), expected, rtol=1e-6, atol=1e-6 * float(expected.abs().max()))
