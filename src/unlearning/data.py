@@ -163,6 +163,29 @@ def encode_text(tokenizer, text: str, max_length: int = 256, bos: bool = True, e
     return Encoded(ids, labels)
 
 
+def pack_corpus(tokenizer, texts: Sequence[str], block_length: int) -> list[Encoded]:
+    """A corpus as SAGO's `PretrainingDataset` reads it (WMDP and RWKU, sago.md s. 9): every text
+    followed by "\n\n", tokenised without special tokens, all concatenated and cut into
+    `block_length`-token blocks (the remainder is dropped); each block is decoded (special tokens
+    skipped) and tokenised again with the tokenizer's special tokens, truncated to the special
+    prefix plus `block_length` tokens, and every token is a label except the prefix (at least
+    position 0). The released configurations read each raw JSON line of the WMDP corpora as a
+    document, braces and all; here the documents are the texts."""
+    if block_length < 1:
+        raise ValueError(f"block_length must be >= 1, got {block_length!r}")
+    ids = [token for text in texts for token in tokenizer(text + "\n\n", add_special_tokens=False)["input_ids"]]
+    prefix = len(tokenizer("", add_special_tokens=True)["input_ids"])  # BOS, for tokenizers that add one
+    blocks = []
+    for start in range(0, len(ids) - block_length + 1, block_length):
+        text = tokenizer.decode(ids[start:start + block_length], skip_special_tokens=True)
+        full = tokenizer(text, add_special_tokens=True)["input_ids"][:prefix + block_length]
+        masked = max(prefix, 1)  # never a loss on position 0
+        blocks.append(Encoded(full, [IGNORE_INDEX] * masked + full[masked:]))
+    if not blocks:
+        raise DataError(f"the corpus has {len(ids)} tokens: fewer than one block of {block_length}")
+    return blocks
+
+
 def collate(examples: Sequence[Encoded], pad_token_id: int) -> dict[str, torch.Tensor]:
     """Right-pad a batch: input_ids, attention_mask and labels `[B, T]` (T = longest)."""
     width = max(len(e.input_ids) for e in examples)
