@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from unlearning.benchmarks import Benchmark, get_benchmark
-from unlearning.data import encode_qa_split, encode_text
+from unlearning.data import encode_qa_split, encode_text, pack_corpus
 from unlearning.failpoints import reached
 from unlearning.engine import PROBE_SETS, OptimConfig, split_probe_set, unlearn
 from unlearning.methods import get_method
@@ -68,6 +68,7 @@ class RunSpec:
     probe_set: str = "official"
     record_geometry: bool = False
     lora: dict | None = None
+    packing: int | None = None  # a text corpus in blocks of this many tokens (SAGO's packing), else per passage
 
     def resolved(self) -> "RunSpec":
         """The spec with the benchmark's default splits and the method's full, checked
@@ -82,6 +83,9 @@ class RunSpec:
             raise ValueError(f"probe_set must be one of {', '.join(PROBE_SETS)}; got {self.probe_set!r}")
         if self.lora is not None and self.lora.get("r", 8) < 1:
             raise ValueError(f"LoRA rank must be >= 1, got {self.lora.get('r')}")
+        if self.packing is not None and (self.packing < 1 or benchmark.kind != "text"):
+            raise ValueError(f"packing must be a block length >= 1 on a text benchmark; got {self.packing!r} on "
+                             f"{self.benchmark} ({benchmark.kind})")
         return replace(self, model=str(self.model), forget_split=self.forget_split or benchmark.forget,
                        retain_split=self.retain_split or benchmark.retain, hparams=method.hparams(**self.hparams))
 
@@ -97,10 +101,13 @@ class RunSpec:
             runtime=runtime.describe(), code=code_key(execute, StopConfig))
 
 
-def encode_records(tokenizer, records: list[dict], kind: str) -> list:
-    """Tokenise QA items (prompt masked) or texts (every token a label)."""
+def encode_records(tokenizer, records: list[dict], kind: str, packing: int | None = None) -> list:
+    """Tokenise QA items (prompt masked), texts one by one (every token a label) or, with
+    `packing`, texts packed into blocks of that many tokens (`data.pack_corpus`)."""
     if kind == "qa":
         return encode_qa_split(tokenizer, records)
+    if packing is not None:
+        return pack_corpus(tokenizer, [r["text"] for r in records], packing)
     return [encode_text(tokenizer, r["text"]) for r in records]
 
 
@@ -112,8 +119,8 @@ def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: 
     method = get_method(spec.method)
     tokenizer = load_tokenizer(tokenizer_dir)
     forget_records = method.forget_records(benchmark.load(data_dir, spec.forget_split), spec.seed)
-    forget = encode_records(tokenizer, forget_records, benchmark.kind)
-    retain = encode_records(tokenizer, benchmark.load(data_dir, spec.retain_split), benchmark.kind)
+    forget = encode_records(tokenizer, forget_records, benchmark.kind, spec.packing)
+    retain = encode_records(tokenizer, benchmark.load(data_dir, spec.retain_split), benchmark.kind, spec.packing)
     violation = spec.stop.kind == "violation"
     train_forget, probe = split_probe_set(forget, spec.probe_set, spec.stop.confirm_size) if violation else (forget, None)
     model = load_model(spec.model, runtime.torch_dtype, runtime.torch_device())
@@ -127,6 +134,7 @@ def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: 
         **{k: v for k, v in asdict(spec).items() if k not in ("forget_split", "retain_split", "model")},
         "model": spec.model, "forget_split": spec.forget_split, "retain_split": spec.retain_split,
         "runtime": runtime.describe(), "versions": versions(),
+        "forget_examples": len(forget), "retain_examples": len(retain),
         "steps": result.steps, "stopped": result.stopped, "stop_step": result.stop_step,
         "train_seconds": result.train_seconds, "probe_seconds": result.probe_seconds,
         "probe_passes": result.probe_passes,

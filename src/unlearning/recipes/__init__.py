@@ -1,0 +1,275 @@
+"""Each paper's recipes as data, and the one rule that scales a recipe to a laboratory model.
+
+A recipe is one YAML file beside this module, one per paper and benchmark (`masc/tofu`,
+`openunlearning/tofu`, `sago/wmdp-bio`, ...): for every run it names the method and update rule,
+the optimiser (rate, weight decay and its groups, schedule, clipping, batch), the warm-up, the
+budget, the stopping rule, LoRA, the corpus packing and the method's settings, and `sources` gives,
+for every value, the official file and flag (or the paper section) it comes from; a value the
+official code does not release says so, with the choice made. `tests/test_recipes.py` pins every
+value against a table written out from the official scripts.
+
+    recipe = load("masc/tofu")
+    scale = laboratory_scale(recipe, model_lr=2e-3, forget_size=100)   # or PAPER_SCALE
+    spec = recipe.spec("MASC", "models/mini/tofu/target-s", scale, n_forget=100, n_retain=900)
+
+`laboratory_scale` is the rule, stated once (`Scale.describe` prints it on every chapter that
+uses it): learning rates times the ratio of the start model's own fine-tuning rate to the paper's
+start model's; the global batch times the ratio of the forget-set sizes (at least one example),
+so that an epoch has the paper's number of steps; a packed corpus in blocks of the laboratory's
+length; epochs, step budgets, warm-up shares, stopping rules and method settings unchanged. So the
+recipes' ratios (MASC's rate and budget against the baselines', SAGO's against PCGrad's) hold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import yaml
+
+RECIPES_DIR = Path(__file__).parent
+LABORATORY_BLOCK = 64  # tokens per packed block in the laboratory (see `laboratory_scale`)
+RUN_FIELDS = ("method", "rule", "optim", "warmup", "budget", "stop", "hparams", "lora", "packing", "beyond_paper")
+OPTIM_FIELDS = ("optimizer", "lr", "weight_decay", "decay_groups", "schedule", "max_grad_norm", "batch_size")
+
+
+@dataclass(frozen=True)
+class RunRecipe:
+    """One official run: its method and rule and every setting its trainer used (paper scale).
+    `optim["batch_size"]` is the global batch (examples or blocks per optimizer step)."""
+
+    name: str
+    method: str
+    optim: dict
+    budget: dict  # {"epochs": E, "anchor": "forget" | "max"} or {"steps": N}
+    stop: dict  # {"kind": "fixed"} or the violation rule's {"kind", "tolerance", "every", "trigger_size", "confirm_size"}
+    hparams: dict
+    rule: str = "sum"
+    warmup: dict | None = None  # {"epochs": E} (OpenUnlearning) or {"ratio": R} (the HF Trainer's warmup_ratio)
+    lora: dict | None = None  # keyword arguments of models.add_lora
+    packing: dict | None = None  # {"block_length": L}: SAGO's PretrainingDataset (data.pack_corpus)
+    beyond_paper: bool = False  # a run the paper does not show, run with its trainer's settings
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How a recipe's numbers become a run's: `lr_factor` multiplies every learning rate,
+    `size_factor` (None: the paper's forget-set size is not released) the global batch, and a
+    packed corpus is cut into `block_length`-token blocks (None: the recipe's)."""
+
+    lr_factor: float = 1.0
+    size_factor: float | None = 1.0
+    block_length: int | None = None
+    why: str = "the paper's own numbers"
+
+    def batch(self, paper_batch: int) -> int:
+        """The global batch of a run: the paper's times the size ratio, at least 1; one example
+        (or block) where the paper's forget-set size is unknown."""
+        if self.size_factor is None:
+            return 1
+        return max(1, round(paper_batch * self.size_factor))
+
+    def describe(self) -> str:
+        """The rule in one sentence, with its factors (printed by every chapter that uses it)."""
+        if self == PAPER_SCALE:
+            return "Recipes run at the paper's own numbers (no scaling)."
+        batch = ("the global batch x the ratio of forget-set sizes " + (f"({self.size_factor:.3g})" if self.size_factor
+                 is not None else "(the paper's is not released: one example or block per step)") + ", at least 1")
+        block = f"; corpora packed into {self.block_length}-token blocks" if self.block_length else ""
+        return (f"Scaling rule: every learning rate x {self.lr_factor:g} ({self.why}); {batch}{block}; epochs, step "
+                "budgets, warm-up shares, stopping rules and method settings as the recipe, so its ratios hold.")
+
+
+PAPER_SCALE = Scale()
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One paper's runs on one benchmark (a YAML file of this folder), with their sources."""
+
+    name: str
+    title: str
+    paper: str
+    benchmark: str
+    scale_from: dict  # the paper's start model: {"finetune_lr": ..., "forget_size": ... or None}
+    runs: dict[str, RunRecipe]
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def run(self, name: str) -> RunRecipe:
+        if name not in self.runs:
+            raise ValueError(f"recipe {self.name} has no run {name!r}; it has {', '.join(self.runs)}")
+        return self.runs[name]
+
+    def source(self, run: str, key: str) -> str | None:
+        """Where a value comes from: the most specific entry of `sources` for `run.key` (the key
+        itself, then its parents; `*.` entries hold for every run)."""
+        parts = key.split(".")
+        for depth in range(len(parts), 0, -1):
+            for prefix in (run, "*"):
+                found = self.sources.get(".".join([prefix, *parts[:depth]]))
+                if found is not None:
+                    return found
+        return None
+
+    def spec(self, run: str, model: str | Path, scale: Scale, *, n_forget: int, n_retain: int, **options):
+        """The `runs.RunSpec` of one run of this recipe from `model` under `scale`; `n_forget` and
+        `n_retain` are the sizes of the forget and retain sets as trained on (blocks when
+        packed), which size epochs and warm-ups; `options` go to RunSpec (splits, seed, ...)."""
+        from unlearning.runs import RunSpec
+
+        settings = scaled(self.run(run), scale)
+        return RunSpec(self.benchmark, settings.method, str(model), rule=settings.rule, hparams=dict(settings.hparams),
+                       stop=stop_config(settings.stop), max_steps=budget_steps(settings, n_forget, n_retain),
+                       optim=optim_config(settings, n_forget, n_retain), lora=settings.lora,
+                       packing=(settings.packing or {}).get("block_length"), **options)
+
+
+def scaled(run: RunRecipe, scale: Scale) -> RunRecipe:
+    """The run under the laboratory rule (`Scale`): rates, global batch and block length scaled,
+    everything else as the recipe."""
+    optim = {**run.optim, "lr": run.optim["lr"] * scale.lr_factor, "batch_size": scale.batch(run.optim["batch_size"])}
+    packing = run.packing
+    if packing is not None and scale.block_length is not None:
+        packing = {**packing, "block_length": scale.block_length}
+    return replace(run, optim=optim, packing=packing)
+
+
+def budget_steps(run: RunRecipe, n_forget: int, n_retain: int) -> int:
+    """Optimizer steps of the run's budget: its step count, or its epochs over the forget set
+    (OpenUnlearning, SAGO's RWKU) or over the longer loader (the MASC code, `anchor: max`)."""
+    from unlearning.engine import steps_for_epochs
+
+    if "steps" in run.budget:
+        return int(run.budget["steps"])
+    return steps_for_epochs(n_forget, n_retain, run.optim["batch_size"], run.budget["epochs"], run.budget["anchor"])
+
+
+def warmup_steps(run: RunRecipe, n_forget: int, n_retain: int) -> int:
+    """Warm-up steps: OpenUnlearning's `int(warmup_epochs * len(forget) // global batch)`, or the
+    HF Trainer's `ceil(warmup_ratio * total steps)`, or none."""
+    if run.warmup is None:
+        return 0
+    if "epochs" in run.warmup:
+        return int(run.warmup["epochs"] * n_forget // run.optim["batch_size"])
+    return math.ceil(run.warmup["ratio"] * budget_steps(run, n_forget, n_retain))
+
+
+def optim_config(run: RunRecipe, n_forget: int, n_retain: int):
+    """The engine's `OptimConfig` of a (scaled) run: one micro-batch of the global batch."""
+    from unlearning.engine import OptimConfig
+
+    o = run.optim
+    return OptimConfig(lr=o["lr"], weight_decay=o["weight_decay"], batch_size=o["batch_size"],
+                       max_grad_norm=o["max_grad_norm"], optimizer=o["optimizer"], schedule=o["schedule"],
+                       warmup_steps=warmup_steps(run, n_forget, n_retain), decay_groups=o["decay_groups"])
+
+
+def stop_config(stop: dict):
+    """The `runs.StopConfig` of a recipe's stopping rule."""
+    from unlearning.runs import StopConfig
+
+    return StopConfig(**stop)
+
+
+def laboratory_scale(recipe: Recipe, *, model_lr: float | None, forget_size: int,
+                     block_length: int | None = LABORATORY_BLOCK) -> Scale:
+    """The laboratory rule for a recipe run from a model that learned its facts at `model_lr`
+    (None: a real pretrained checkpoint, which runs the recipe's own rates) on a forget set of
+    `forget_size` examples (or blocks).
+
+    Rates: the papers' recipes are for 7B models fine-tuned at about 1e-5, while the laboratory's
+    tiny models learned their facts at about 2e-3: every rate is multiplied by the ratio of the two
+    fine-tuning rates. Batches: times the ratio of the forget-set sizes, so an epoch has the paper's
+    number of steps. Blocks: `block_length` tokens (64 by default; the laboratory's corpora hold a
+    few thousand tokens, so the papers' 512-token blocks would leave a handful of blocks and an
+    epoch of a handful of steps)."""
+    paper_lr, paper_size = recipe.scale_from["finetune_lr"], recipe.scale_from.get("forget_size")
+    if model_lr is None:
+        factor, why = 1.0, "a real pretrained checkpoint runs the recipe's own rates"
+    else:
+        if not model_lr > 0:
+            raise ValueError(f"model_lr must be > 0, got {model_lr!r}")
+        factor, why = model_lr / paper_lr, f"the start model's fine-tuning rate {model_lr:g} / the paper's {paper_lr:g}"
+    size = None if not paper_size else forget_size / paper_size
+    has_packing = any(run.packing for run in recipe.runs.values())
+    return Scale(lr_factor=factor, size_factor=size, block_length=block_length if has_packing else None, why=why)
+
+
+def names() -> list[str]:
+    """Every recipe of this folder, e.g. ['masc/muse-books', 'masc/muse-news', ...]."""
+    return sorted(str(p.relative_to(RECIPES_DIR).with_suffix("")) for p in RECIPES_DIR.glob("*/*.yaml"))
+
+
+def load(name: str) -> Recipe:
+    """The recipe `name` (e.g. 'masc/tofu'), checked: known fields only, every value with a source."""
+    path = RECIPES_DIR / f"{name}.yaml"
+    if not path.is_file():
+        raise ValueError(f"recipe must be one of {', '.join(names())}; got {name!r}")
+    raw = yaml.safe_load(path.read_text())
+    runs = {}
+    for key, fields in raw["runs"].items():
+        unknown = sorted(set(fields) - set(RUN_FIELDS))
+        if unknown or set(fields["optim"]) != set(OPTIM_FIELDS):
+            raise ValueError(f"recipe {name}, run {key}: unknown fields {unknown} or optim fields "
+                             f"{sorted(fields['optim'])} (expected {', '.join(OPTIM_FIELDS)})")
+        runs[key] = RunRecipe(name=key, **fields)
+    recipe = Recipe(name=name, title=raw["title"], paper=raw["paper"], benchmark=raw["benchmark"],
+                    scale_from=raw["scale_from"], runs=runs, sources=raw.get("sources", {}))
+    missing = [f"{run}.{key}" for run, key in value_keys(recipe) if recipe.source(run, key) is None]
+    if missing:
+        raise ValueError(f"recipe {name}: no source for {', '.join(missing)}")
+    return recipe
+
+
+def value_keys(recipe: Recipe) -> list[tuple[str, str]]:
+    """(run, dotted key) of every value of every run: the leaves that need a source."""
+    out = []
+
+    def walk(run: str, prefix: str, value) -> None:
+        if isinstance(value, dict) and value:
+            for k, v in value.items():
+                walk(run, f"{prefix}.{k}" if prefix else k, v)
+        else:
+            out.append((run, prefix))
+
+    for run in recipe.runs.values():
+        for name in RUN_FIELDS:
+            if name != "beyond_paper":
+                walk(run.name, name, getattr(run, name))
+    return out
+
+
+def describe_run(run: RunRecipe) -> dict:
+    """A run's settings in words, one entry per column of the chapters' recipe tables."""
+    o = run.optim
+    budget = f"{run.budget['steps']} steps" if "steps" in run.budget else \
+        f"{run.budget['epochs']:g} epochs ({'forget set' if run.budget['anchor'] == 'forget' else 'longer loader'})"
+    warm = "none" if run.warmup is None else (f"{run.warmup['epochs']:g} epoch" if "epochs" in run.warmup
+                                              else f"{run.warmup['ratio']:.0%} of the steps")
+    stop = "fixed budget" if run.stop["kind"] == "fixed" else \
+        f"self-stop at V <= {run.stop['tolerance']} (confirmed on {run.stop['confirm_size']})"
+    return {"method": run.method, "rule": run.rule, "lr": f"{o['lr']:.3g}", "global batch": o["batch_size"],
+            "budget": budget, "warm-up": warm, "schedule": o["schedule"],
+            "decay": f"{o['weight_decay']:g} ({'all tensors' if o['decay_groups'] == 'all' else 'no norms/biases'})",
+            "clip": "none" if o["max_grad_norm"] is None else f"{o['max_grad_norm']:g}",
+            "LoRA": "full" if run.lora is None else f"r {run.lora['r']}, alpha {run.lora['alpha']}",
+            "stop": stop, "packing": "per example" if run.packing is None else f"{run.packing['block_length']}-token blocks",
+            "settings": ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else f"{k} {v}"
+                                  for k, v in run.hparams.items()),
+            "beyond the paper": "yes" if run.beyond_paper else ""}
+
+
+def table(recipe: Recipe, runs: list[str] | None = None, scale: Scale = PAPER_SCALE):
+    """The chapters' recipe table: one row per run, as the paper ran it (`paper lr`, `paper
+    batch`) and as this page runs it under `scale`, with the source of the rate and the method."""
+    import pandas as pd
+
+    rows = []
+    for name in runs or list(recipe.runs):
+        paper, ours = recipe.run(name), scaled(recipe.run(name), scale)
+        row = describe_run(ours)
+        row = {"run": name, "paper lr": f"{paper.optim['lr']:.3g}", "paper batch": paper.optim["batch_size"], **row,
+               "source": recipe.source(name, "optim.lr") + "; " + recipe.source(name, "method")}
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("run")
