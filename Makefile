@@ -167,27 +167,20 @@ unit: $(INSTALLED) ## unit and integration tests only (the real-model tests skip
 # make test's phases, each timed; the times are printed at the end (and kept in TEST_TIMES)
 TEST_TIMES := build/test-times.txt
 TIMED := bash tests/timed.sh $(TEST_TIMES)
-# the unit tests run in this many processes (pytest-xdist, a test file per process at a time) beside the
-# smoke book; every process of make test has one torch thread, so that they share the cores instead of
-# fighting over them (two processes of two threads each on two cores slow each other down tenfold)
+# the unit tests run in this many processes (pytest-xdist, a test file per process at a time), each with
+# one torch thread, so that they share the cores instead of fighting over them (two processes of two
+# threads each on two cores slow each other down tenfold); the smoke book then has the machine to itself
 TEST_WORKERS ?= 2
 
 test: ## unit tests (the real model included), every notebook, both editions of the book at the smoke profile, its pages in a browser
 	@rm -f $(TEST_TIMES)
 	@$(TIMED) "environment (.venv)" $(MAKE) --no-print-directory venv
 	@$(TIMED) "real model (models/real)" $(MAKE) --no-print-directory real-model
-	$(TIMED) "unit tests beside the smoke book" env OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -j2 \
-	  --output-sync=target test-units test-smoke-book
+	$(TIMED) "unit and system tests" env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests --ignore=tests/browser \
+	  --ignore=tests/built -n $(TEST_WORKERS) --dist loadfile
+	$(TIMED) "smoke book (models, chapters, HTML)" $(MAKE) --no-print-directory book book-student PROFILE=smoke
 	$(TIMED) "browser and built-book tests" $(BIN)/python -m pytest tests/browser tests/built -rs
 	@echo "make test: every phase passed; seconds per phase:" && cat $(TEST_TIMES)
-
-.PHONY: test-units test-smoke-book
-test-units: # make test's unit and system tests (the real-model tests skip without models/real)
-	@$(TIMED) "  of which the unit and system tests" $(BIN)/python -m pytest tests --ignore=tests/browser \
-	  --ignore=tests/built -n $(TEST_WORKERS) --dist loadfile
-
-test-smoke-book: # make test's smoke book: models, every chapter, both editions
-	@$(TIMED) "  of which the smoke book" $(MAKE) --no-print-directory book book-student PROFILE=smoke
 
 clean-book: ## remove executed notebooks and the HTML (both editions)
 	rm -rf book/_build book/generated build/notebooks build/book-student

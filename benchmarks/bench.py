@@ -87,28 +87,23 @@ def chapter_parameters(chapter: str) -> dict:
 def time_to_quality(lab) -> dict:
     """Chapter 6's largest-split runs with their checkpoints, as the chapter computes them."""
     from unlearning.plotting import plot_time_to_quality, use_book_style
-    from unlearning.protocol import Protocol, eval_config, tofu_oracle, tune_rmu_on_tofu
+    from unlearning.protocol import Protocol, eval_config, tofu_oracle, tofu_run, tune_rmu_on_tofu
     from unlearning.trajectory import (Criterion, checkpoint_steps, quality_table, speed_ratio, time_to_quality,
                                        trajectory)
 
     p = chapter_parameters("05-tofu")
     protocol, split, size = Protocol(), p["forget_splits"][-1], p["size"]
     target, config = f"tofu/target-{size}", eval_config("tofu", split)
-    settings = {}
-    if "RMU" in p["methods"]:
-        tuned = tune_rmu_on_tofu(lab, size, split, protocol, p["rmu_grid"])
-        settings["RMU"] = (tuned.protocol, tuned.hparams)
-    schedule = checkpoint_steps(lab.steps("tofu", protocol.epochs, protocol.batch_size, split), p["checkpoint_first"],
-                                p["checkpoint_growth"])
+    tuned = tune_rmu_on_tofu(lab, size, split, protocol, p["rmu_grid"]) if "RMU" in p["methods"] else None
+    budget = lab.recipe_spec("openunlearning/tofu", "GradDiff", target, forget_split=split).max_steps
+    schedule = checkpoint_steps(budget, p["checkpoint_first"], p["checkpoint_growth"])
     oracle = lab.evaluate("tofu", lab.model(tofu_oracle(split, size)), config=config)
     start = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
     criterion = Criterion("forget_Q_A_ROUGE", oracle["forget_Q_A_ROUGE"], p["quality_tolerance"], "model_utility",
                           p["utility_share"] * start["model_utility"])
     trajectories = {}
     for method in p["methods"]:
-        run_protocol, hparams = settings.get(method, (protocol, {}))
-        record = lab.standard("tofu", method, target, run_protocol, forget_split=split, hparams=hparams,
-                              checkpoints=schedule)
+        record = tofu_run(lab, method, target, split, tuned=tuned, checkpoints=schedule)
         trajectories[method] = trajectory(lab, "tofu", record, start, config=config, oracle=oracle)
     reached = {m: time_to_quality(points, criterion) for m, points in trajectories.items()}
     ratio, fastest = speed_ratio(reached, "MASC")

@@ -30,11 +30,12 @@
 profile = "mini"
 size = "s"
 forget_split = "forget10"
-methods = ["GA", "GradDiff", "NPO", "NPO+KLR", "SimNPO", "RMU", "MASC"]
+methods = ["GradDiff", "NPO+KLR", "SimNPO+GD", "MASC", "GA", "NPO", "RMU"]  # as the TOFU chapter runs them
 rmu_grid = {"steering": [1.0, 4.0, 16.0], "alpha": [100.0, 1200.0], "lr_multiple": [1.0, 10.0]}  # as in the TOFU chapter (same runs)
 codes = ["nf4", "fp4"]
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
+recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
@@ -48,23 +49,22 @@ from IPython.display import Markdown, display
 
 from unlearning.claims import record, tally
 from unlearning.plotting import plot_quantization_dumbbell, use_book_style
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tune_rmu_on_tofu
+from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_run, tune_rmu_on_tofu
 
 use_book_style()
-lab = Lab.for_profile(profile, device=device, dtype=dtype)
+lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
 protocol = Protocol()
 config = eval_config("tofu", forget_split)
 target = f"tofu/target-{size}"
 oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
 folders = {"Target": lab.model(target)}
-# RMU with the pair the TOFU chapter chose for this target (the same cached grid, so the same runs)
-settings = {}  # method -> (protocol, hparams) where they differ from the shared protocol
+# every method as the TOFU chapter runs it (its paper's recipe; RMU with the pair that chapter chose
+# for this target): the same runs, read back from the store; MASC's LoRA adapters are merged into its
+# weights, which are what a 4-bit deployment quantizes
 if "RMU" in methods:
     tuned = tune_rmu_on_tofu(lab, size, forget_split, protocol, rmu_grid)
-    settings["RMU"] = (tuned.protocol, tuned.hparams)
 for m in methods:
-    run_protocol, hparams = settings.get(m, (protocol, {}))
-    folders[m] = lab.standard("tofu", m, target, run_protocol, forget_split=forget_split, hparams=hparams)["dir"]
+    folders[m] = tofu_run(lab, m, target, forget_split, tuned=tuned if "RMU" in methods else None)["dir"]
 rows = []
 for name, folder in folders.items():
     for precision in ["fp32", *codes]:

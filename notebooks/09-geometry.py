@@ -16,8 +16,9 @@
 # # Gradient geometry
 #
 # PCGrad {cite}`yu2020pcgrad` and SAGO {cite}`xiao2026sago` change the update, not the losses. This chapter looks at the gradients
-# themselves during the WMDP-mini runs of {doc}`10-wmdp` (GA+GD, i.e. `GradDiff`, at its default
-# weights; the same runs are read back from the run store), logged at every step:
+# themselves during the WMDP-mini bio runs of {doc}`10-wmdp` (GA+GD, i.e. `GradDiff`, each rule with its
+# settings of the SAGO paper's recipe `sago/wmdp-bio`; the same runs are read back from the run
+# store), logged at every step:
 #
 # - **Forget-Retain** $\cos(g_f, g_r)$: how much the two tasks conflict;
 # - **Comb-Retain** $\cos(g_{final}, g_r)$ and **Comb-Forget** $\cos(g_{final}, g_f)$: where the update goes;
@@ -36,6 +37,7 @@ objective = "GradDiff"
 rules = ["sum", "pcgrad_global", "pcgrad", "sago"]
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
+recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
@@ -51,13 +53,16 @@ from IPython.display import Markdown, display
 
 from unlearning.claims import HELD, NOT_HELD, PARTLY, record, tally
 from unlearning.plotting import RULE_COLORS, use_book_style
-from unlearning.protocol import SAGO_PROTOCOL, Lab
+from unlearning.protocol import Lab, sago_run_name
+from unlearning.recipes import load as load_recipe
 from unlearning.synthesis import combine
 
 use_book_style()
-lab = Lab.for_profile(profile, device=device, dtype=dtype)
-runs = {rule: lab.standard("wmdp", objective, f"base-{size}", SAGO_PROTOCOL, rule=rule, record_geometry=True)
-        for rule in rules}
+lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
+recipe = load_recipe("sago/wmdp-bio")
+bio = dict(benchmark="wmdp", forget_split="bio-forget-corpus", retain_split="bio-retain-corpus")
+runs = {rule: lab.recipe_run(recipe, sago_run_name(recipe, objective, rule)[0], f"base-{size}", rule=rule,
+                             record_geometry=True, **bio) for rule in rules}
 logs = pd.concat([pd.DataFrame(run["log"]).assign(rule=rule) for rule, run in runs.items()], ignore_index=True)
 
 # %% [markdown]

@@ -24,21 +24,26 @@
 # module-wise PCGrad < SAGO (element-wise).
 #
 # Here the WMDP-mini target is the pretrained base model (it learned the hazard domain from the
-# world corpus, as Zephyr did from the web); forget and retain corpora are WMDP-mini's bio and cyber
-# corpora, and the metrics are four-choice accuracies by option log-likelihood on wmdp-bio,
-# wmdp-cyber (lower is better, chance 25 %) and the MMLU-like set (higher is better).
-# **Recovery** = MMLU after / MMLU of the target, in percent. Every run follows
-# `unlearning.protocol.SAGO_PROTOCOL` (its values are printed below) with the objectives' default
-# weights (alpha = gamma = 1, except SimNPO+GD's forget weight 0.125).
+# world corpus, as Zephyr did from the web). As in the paper, bio and cyber are unlearned apart: the
+# bio runs forget the bio forget corpus and retain the bio retain corpus, the cyber runs likewise,
+# and each is scored by its own four-choice accuracy (lower is better, chance 25 %) and by the
+# MMLU-like set (higher is better). **Recovery** = MMLU after / MMLU of the target, in percent.
+# **Every run is the SAGO paper's own** (the recipes `sago/wmdp-bio` and `sago/wmdp-cyber`, printed
+# below with the official file of every value): its rate, step budget and weights per objective and
+# rule, AdamW without weight decay, a 10 % warm-up then linear decay, clipping at 1.0, and the corpora
+# packed into blocks as SAGO's `PretrainingDataset` packs them, scaled to the laboratory by the rule
+# printed with the table.
 
 # %% tags=["parameters"]
 profile = "mini"
 size = "s"
-retain_weights = [0.1, 0.3, 1.0]   # alpha sweep for the Pareto fronts (gamma: the method default)
+splits = ["bio", "cyber"]          # each unlearned apart, with its own recipe
+retain_weights = [0.1, 0.3, 1.0]   # alpha sweep for the Pareto fronts (first split; gamma: the recipe's)
 sweep_rules = ["sum", "pcgrad", "sago"]
 objectives = ["GradDiff", "NPO+GD", "SimNPO+GD"]   # GA+GD, NPO+GD, SimNPO+GD
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
+recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
@@ -50,59 +55,83 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
+from unlearning import recipes
 from unlearning.metrics.choice import recovery_percent
 from unlearning.claims import CANNOT_TELL, record, tally
 from unlearning.floors import mark, near_level
 from unlearning.plotting import plot_pareto, use_book_style
-from unlearning.protocol import SAGO_PROTOCOL, Lab, sago_grid
+from unlearning.protocol import Lab, sago_grid
 
 use_book_style()
-lab = Lab.for_profile(profile, device=device, dtype=dtype)
-display(Markdown(f"Protocol of this page: {SAGO_PROTOCOL.describe()}."))
+lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
 base = f"base-{size}"
 target = lab.evaluate("wmdp", lab.model(base))
-rows = sago_grid(lab, "wmdp", base, objectives)
-rows += [r for r in sago_grid(lab, "wmdp", base, objectives, rules=sweep_rules, retain_weights=retain_weights)
-         if r["variant"] != "forget-only"]
-results = pd.DataFrame(rows).drop(columns="run")
-results["forget_accuracy"] = (results["wmdp-bio_accuracy"] + results["wmdp-cyber_accuracy"]) / 2
-results["recovery %"] = [recovery_percent(m, target["mmlu_accuracy"]) for m in results["mmlu_accuracy"]]
+
+
+def corpora(split: str) -> dict:
+    return {"recipe": f"sago/wmdp-{split}", "forget_split": f"{split}-forget-corpus",
+            "retain_split": f"{split}-retain-corpus"}
+
+
+def grid(split: str, **options) -> pd.DataFrame:
+    """The split's runs with their metrics; `forget` is the split's own WMDP accuracy."""
+    frame = pd.DataFrame(sago_grid(lab, "wmdp", base, objectives, **corpora(split), **options)).drop(columns="run")
+    frame.insert(0, "split", split)
+    frame["forget"] = frame[f"wmdp-{split}_accuracy"]
+    frame["recovery %"] = [recovery_percent(m, target["mmlu_accuracy"]) for m in frame["mmlu_accuracy"]]
+    return frame
+
+
+main = pd.concat([grid(split) for split in splits], ignore_index=True)
+sweep = grid(splits[0], rules=sweep_rules, retain_weights=retain_weights)
+results = pd.concat([main[main.split == splits[0]], sweep[sweep.variant != "forget-only"]], ignore_index=True)
+
+# %% [markdown]
+# ## The recipes of this page
+#
+# One table per split: every run as the SAGO paper's configuration sets it (`paper lr`, `paper
+# batch`) and as this page runs it, with the file each value comes from.
+
+# %% tags=["hide-input"]
+for split in splits:
+    recipes.show(lab, f"sago/wmdp-{split}", sorted(set(main[main.split == split].recipe.str.split(" ").str[0])), base,
+                 benchmark="wmdp", forget_split=f"{split}-forget-corpus")
 
 # %% [markdown]
 # ## The main table
 #
-# Each objective with its default weights: forget-only, with the GD retain term combined by plain
-# summation, and with global PCGrad, module-wise PCGrad and SAGO.
+# Each objective with its recipe's weights: forget-only, with the GD retain term combined by plain
+# summation, and with global PCGrad, module-wise PCGrad and SAGO; bio and cyber runs apart.
 
 # %% tags=["hide-input"]
-main = pd.DataFrame(sago_grid(lab, "wmdp", base, objectives)).drop(columns="run")
-main["recovery %"] = [recovery_percent(m, target["mmlu_accuracy"]) for m in main["mmlu_accuracy"]]
-columns = {"wmdp-bio_accuracy": "WMDP-Bio", "wmdp-cyber_accuracy": "WMDP-Cyber", "mmlu_accuracy": "MMLU",
-           "recovery %": "recovery %", "alpha": "alpha"}
-table = main.set_index(["objective", "variant"])[list(columns)].rename(columns=columns)
+columns = {"forget": "WMDP (own split)", "mmlu_accuracy": "MMLU", "recovery %": "recovery %", "alpha": "alpha"}
+table = main.set_index(["split", "objective", "variant"])[list(columns)].rename(columns=columns)
 display(Markdown(f"Target (base-{size}): WMDP-Bio {target['wmdp-bio_accuracy']:.3f}, WMDP-Cyber "
                  f"{target['wmdp-cyber_accuracy']:.3f}, MMLU {target['mmlu_accuracy']:.3f}."))
 # a four-choice accuracy the target already answers at chance cannot drop (nothing to unlearn)
 flat = {}
 for column in ("wmdp-bio_accuracy", "wmdp-cyber_accuracy", "mmlu_accuracy"):
-    flat.update(near_level(target[column], 0.25, column, columns[column], "chance, 1/4"))
-table, note = mark(table, flat, columns, elsewhere="Knowledge with signal, on a real pretrained model: "
-                   "{doc}`14-tofu-real`.")
-display(Markdown(note))
+    flat.update(near_level(target[column], 0.25, column, column.replace("_accuracy", "").replace("wmdp", "WMDP"),
+                           "chance, 1/4"))
+flat_columns = {"mmlu_accuracy": "MMLU"} | ({"forget": "WMDP (own split)"} if all(
+    f"wmdp-{split}_accuracy" in flat for split in splits) else {})
+table, note = mark(table, {k: v for k, v in flat.items() if k in flat_columns}, flat_columns,
+                   elsewhere="Knowledge with signal, on a real pretrained model: {doc}`14-tofu-real`.")
+display(Markdown(note + " ".join(f" {v}" for k, v in flat.items() if k not in flat_columns)))
 table.round(3)
 
 # %% [markdown]
 # ## Pareto fronts over the retain weight
 #
-# Every run of the sweep: WMDP accuracy (mean of bio and cyber, lower is better) against MMLU
-# (higher is better). Marker shapes follow the SAGO paper's Fig. 3: circle forget-only, square +GD,
+# Every run of the sweep on the first split: its WMDP accuracy (lower is better) against MMLU
+# (higher is better), the retain weight alpha swept around the recipe's. Marker shapes follow the SAGO paper's Fig. 3: circle forget-only, square +GD,
 # triangle +GD+PCGrad, star +GD+SAGO; the line joins each rule's non-dominated runs.
 
-# %% mystnb={"figure": {"caption": "WMDP-mini Pareto fronts, one panel per forget objective: forget accuracy (mean of WMDP-Bio and WMDP-Cyber) against MMLU accuracy for every retain weight alpha under plain summation (+GD), module-wise PCGrad and SAGO. The dashed line is the target's MMLU and the dotted line chance.", "name": "fig-wmdp-pareto"}} tags=["hide-input"]
+# %% mystnb={"figure": {"caption": "WMDP-mini Pareto fronts, one panel per forget objective: the first split's WMDP accuracy against MMLU accuracy for every retain weight alpha under plain summation (+GD), module-wise PCGrad and SAGO. The dashed line is the target's MMLU and the dotted line chance.", "name": "fig-wmdp-pareto"}} tags=["hide-input"]
 fig, axs = plt.subplots(1, len(objectives), figsize=(4.2 * len(objectives), 3.8), sharey=True, squeeze=False)
 axs = axs[0]
 for ax, objective in zip(axs, objectives):
-    plot_pareto(ax, results[results.objective == objective], "forget_accuracy", "mmlu_accuracy")
+    plot_pareto(ax, results[results.objective == objective], "forget", "mmlu_accuracy")
     ax.axhline(target["mmlu_accuracy"], color="black", linestyle="--", linewidth=0.8, label="target MMLU")
     ax.axhline(0.25, color="grey", linestyle=":", linewidth=0.8)
     ax.axvline(0.25, color="grey", linestyle=":", linewidth=0.8)
@@ -117,11 +146,15 @@ plt.show()
 # ## Granularity: global, per module, per coordinate
 #
 # The SAGO paper's ablation (GA+GD on WMDP Bio: global PCGrad 51.0, module-wise 53.0, SAGO 54.1
-# MMLU). The same comparison here, for every objective at its default weights.
+# MMLU). The same comparison here, for every objective and split at its recipe's settings (where SAGO
+# releases no global PCGrad configuration for an objective, its module-wise PCGrad settings run with
+# the global rule; the recipe column of the table above says so).
 
 # %% tags=["hide-input"]
 gran = main[main.rule.isin(["sum", "pcgrad_global", "pcgrad", "sago"])]
-gran.pivot_table(index="objective", columns="rule", values="mmlu_accuracy")[["sum", "pcgrad_global", "pcgrad", "sago"]].round(3)
+pivot = gran.pivot_table(index=["split", "objective"], columns="rule", values="mmlu_accuracy")
+pivot = pivot[["sum", "pcgrad_global", "pcgrad", "sago"]]
+pivot.round(3)
 
 
 # %% [markdown]
@@ -129,45 +162,43 @@ gran.pivot_table(index="objective", columns="rule", values="mmlu_accuracy")[["su
 # ## Did the claims hold?
 
 # %% tags=["hide-input"]
-def verdict(objective: str) -> str:
-    part = main[main.objective == objective].set_index("rule")
+cases = [(split, o) for split in splits for o in objectives]
+
+
+def verdict(split: str, objective: str) -> str:
+    part = main[(main.split == split) & (main.objective == objective)].set_index("rule")
     naive, pc, sago = part.loc["sum"], part.loc["pcgrad"], part.loc["sago"]
-    return (f"{objective.replace('GradDiff', 'GA+GD')}: recovery {naive['recovery %']:.0f} % (+GD) → "
+    return (f"{split} {objective.replace('GradDiff', 'GA+GD')}: recovery {naive['recovery %']:.0f} % (+GD) → "
             f"{pc['recovery %']:.0f} % (PCGrad) → {sago['recovery %']:.0f} % (SAGO) at forget accuracy "
-            f"{(naive['wmdp-bio_accuracy'] + naive['wmdp-cyber_accuracy']) / 2:.2f} / "
-            f"{(pc['wmdp-bio_accuracy'] + pc['wmdp-cyber_accuracy']) / 2:.2f} / "
-            f"{(sago['wmdp-bio_accuracy'] + sago['wmdp-cyber_accuracy']) / 2:.2f}")
+            f"{naive['forget']:.2f} / {pc['forget']:.2f} / {sago['forget']:.2f}")
 
 
-pivot = gran.pivot_table(index="objective", columns="rule", values="mmlu_accuracy")
 ordered = int(((pivot["pcgrad_global"] <= pivot["pcgrad"]) & (pivot["pcgrad"] <= pivot["sago"])).sum())
 display(Markdown(
-    "**Did the claim hold in miniature?** " + "; ".join(verdict(o) for o in objectives) + ". "
+    "**Did the claim hold in miniature?** " + "; ".join(verdict(*case) for case in cases) + ". "
     f"Retention rose monotonically from global PCGrad to module-wise PCGrad to SAGO for {ordered} of "
-    f"{len(pivot)} objectives. A higher recovery only counts at comparable forgetting; the Pareto panels "
+    f"{len(pivot)} objectives and splits. A higher recovery only counts at comparable forgetting; the Pareto panels "
     "show whether a rule moved the whole front or only traded forgetting for utility." + (
         f" The target is only {target['wmdp-bio_accuracy'] - 0.25:.2f} above chance on WMDP-Bio, so every method's "
         "forgetting is small and differences of one or two questions are noise." if target["wmdp-bio_accuracy"] < 0.45 else "")))
 
 
-def forget_accuracy(row) -> float:
-    return (row["wmdp-bio_accuracy"] + row["wmdp-cyber_accuracy"]) / 2
-
-
-def recovered(objective: str) -> bool:
+def recovered(split: str, objective: str) -> bool:
     """Both PCGrad and SAGO keep more MMLU than +GD, with forget accuracy at most 0.05 above its."""
-    part = main[main.objective == objective].set_index("rule")
+    part = main[(main.split == split) & (main.objective == objective)].set_index("rule")
     return all(part.loc[r, "recovery %"] > part.loc["sum", "recovery %"]
-               and forget_accuracy(part.loc[r]) <= forget_accuracy(part.loc["sum"]) + 0.05 for r in ("pcgrad", "sago"))
+               and part.loc[r, "forget"] <= part.loc["sum", "forget"] + 0.05 for r in ("pcgrad", "sago"))
 
 
 noise = (f"the target is only {target['wmdp-bio_accuracy'] - 0.25:.2f} above chance on WMDP-Bio, so forgetting "
          "differences are one or two questions" if target["wmdp-bio_accuracy"] < 0.45 else "")
 mmlu_floor = flat.get("mmlu_accuracy", "")
 display(Markdown("\n\n".join([
-    record("sago-wmdp-recovery", "; ".join(verdict(o) for o in objectives),
-           CANNOT_TELL if noise or mmlu_floor else tally(sum(recovered(o) for o in objectives), len(objectives)),
+    record("sago-wmdp-recovery", "; ".join(verdict(*case) for case in cases),
+           CANNOT_TELL if noise or mmlu_floor else tally(sum(recovered(*case) for case in cases), len(cases)),
            profile, reason="; ".join(r for r in (noise, mmlu_floor) if r)),
     record("sago-granularity", "MMLU " + "; ".join(
-        f"{o.replace('GradDiff', 'GA+GD')} {' / '.join(f'{pivot.loc[o, r]:.3f}' for r in ('pcgrad_global', 'pcgrad', 'sago'))}"
-        for o in pivot.index), CANNOT_TELL if mmlu_floor else tally(ordered, len(pivot)), profile, reason=mmlu_floor)])))
+        f"{split} {o.replace('GradDiff', 'GA+GD')} "
+        f"{' / '.join(f'{pivot.loc[(split, o), r]:.3f}' for r in ('pcgrad_global', 'pcgrad', 'sago'))}"
+        for split, o in pivot.index), CANNOT_TELL if mmlu_floor else tally(ordered, len(pivot)), profile,
+        reason=mmlu_floor)])))

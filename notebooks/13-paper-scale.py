@@ -150,18 +150,23 @@ display(pd.DataFrame([{"benchmark": bench, "hub dataset": spec["source"], "split
 # make book PROFILE=paper                       # every chapter at paper scale (bfloat16, LoRA where set)
 # ```
 #
-# Single runs, as in the papers. `unlearning unlearn` runs the book's protocol unless told otherwise,
-# picks the GPU with `--device auto`, and stores the run in `runs/paper/` (`tofu-paper` reads
-# `data/paper/tofu`):
+# Single runs, as in the papers: `--recipe` runs a paper's released configuration (optimiser, schedule,
+# budget, LoRA, stop and settings, each value beside its official file: `src/unlearning/recipes/`), and
+# any flag overrides it; without `--recipe`, `unlearning unlearn` runs the book's shared protocol. It picks
+# the GPU with `--device auto` and stores the run in `runs/paper/` (`tofu-paper` reads `data/paper/tofu`);
+# with `PROFILE=paper` the chapters run the same recipes at their own numbers (`recipe_scale: paper`):
 #
 # ```bash
-# # MASC, TOFU forget10, Llama-2-7B-chat TOFU target, LoRA r 16 (masc.md s. 12), one GPU; stops by itself
-# unlearning unlearn --benchmark tofu-paper --model models/paper/tofu/target-7b --method MASC \
-#     --lora-rank 16 --dtype bfloat16 --device auto
-# # SimNPO+GD with SAGO, WMDP, Zephyr-7B-beta, 4 GPUs x 2 per device x accumulation 4 = 32 + 32 texts
+# # MASC, TOFU forget10, Llama-2-7B-chat TOFU target: the released run (LoRA r 16, lr 1e-4, its self-stop)
+# unlearning unlearn --recipe masc/tofu --benchmark tofu-paper --model models/paper/tofu/target-7b \
+#     --dtype bfloat16 --device auto
+# # NPO+KLR as OpenUnlearning trains it for the MASC paper (10 epochs, global batch 32 = 8 x accumulation 4)
+# unlearning unlearn --recipe openunlearning/tofu --method NPO+KLR --benchmark tofu-paper \
+#     --model models/paper/tofu/target-7b --grad-accum 4 --dtype bfloat16
+# # SimNPO+GD with SAGO on WMDP-Bio, Zephyr-7B-beta: SAGO's own run, 4 GPUs x 2 per device x accumulation 4
 # accelerate launch --config_file notebooks/profiles/paper/accelerate-4gpu.yaml -m unlearning.cli unlearn \
-#     --benchmark wmdp-paper --model models/paper/base-7b --method SimNPO+GD --rule sago --lr 1e-5 \
-#     --batch-size 2 --grad-accum 4 --max-steps 150 --set beta=0.02 alpha=0.1 --dtype bfloat16
+#     --recipe sago/wmdp-bio --method SimNPO+GD --rule sago --benchmark wmdp-paper --model models/paper/base-7b \
+#     --split bio-forget-corpus --retain-split bio-retain-corpus --grad-accum 4 --dtype bfloat16
 # unlearning evaluate --benchmark tofu-paper --model runs/paper/tofu-MASC-<key>/model \
 #     --oracle models/paper/tofu/retain90-7b --dtype bfloat16
 # ```

@@ -69,9 +69,15 @@ def test_quantized_copy_is_made_once_and_differs_from_the_source(lab):
 
 
 def test_sago_grid_runs_forget_only_and_every_rule_with_geometry(lab):
-    rows = sago_grid(lab, "wmdp", "base-xs", ["GradDiff"], rules=["sum", "sago"], protocol=QUICK)
+    rows = sago_grid(lab, "wmdp", "base-xs", ["GradDiff"], rules=["sum", "sago"], recipe="sago/wmdp-bio",
+                     forget_split="bio-forget-corpus", retain_split="bio-retain-corpus", max_steps=3)
     assert [(r["variant"], r["rule"]) for r in rows] == [("forget-only", "-"), ("+GD", "sum"), ("+GD+sago", "sago")]
     assert rows[0]["run"]["method"] == "GA" and "mmlu_accuracy" in rows[0]
+    # each rule with its own official settings: SAGO's bio run at alpha 0.5 and lr 1e-5, +GD's at 3e-6
+    assert [r["recipe"] for r in rows] == ["GA", "GradDiff/sum", "GradDiff/sago"]
+    assert rows[2]["alpha"] == 0.5 and rows[1]["alpha"] == 1.0
+    assert rows[2]["run"]["optim"]["lr"] / rows[1]["run"]["optim"]["lr"] == pytest.approx(1e-5 / 3e-6)
+    assert rows[2]["run"]["packing"] == 64 and rows[2]["run"]["optim"]["warmup_steps"] == 50
     entry = rows[2]["run"]["log"][0]
     assert {"cos_retain_sago", "cos_retain_pcgrad", "conflict_down_proj"} <= set(entry)
     # SAGO's guarantee on the gradient it hands to the optimizer
@@ -228,3 +234,27 @@ def test_rmu_tuning_takes_the_most_forgetting_run_that_keeps_retention():
     assert "0.01" in tuned.rule
     with pytest.raises(ValueError, match="needs non-empty"):
         tune_rmu(lab, "tofu", "target", forget_metric="f", retain_metric="r", grid={"steering": (1.0,)})
+
+
+def test_released_weights_keep_their_evaluations_and_come_back_when_a_step_needs_them(lab):
+    """Issue 29: a run keeps what later steps read. `release` frees the weights of the folders the
+    lab touched (here every size, min_bytes=0); a cached evaluation is read without them, and an
+    evaluation or a 4-bit copy that needs them recomputes the run, to the same bits."""
+    from unlearning.benchmarks import EvalConfig
+    from unlearning.store import file_hash, is_released, weight_files
+
+    record = lab.run("tofu", "NPO+GD", "tofu/target-xs", forget_split="forget10", stop=StopConfig("fixed"), max_steps=3,
+                     optim=OptimConfig(lr=1e-3, batch_size=4))
+    folder = Path(record["dir"])
+    weights = file_hash(*weight_files(folder))
+    metrics = lab.evaluate("tofu", folder)
+    copy = lab.quantized(folder, "nf4")
+    quantized = lab.evaluate("tofu", copy)
+    assert lab.release(min_bytes=0) > 0
+    assert is_released(folder) and is_released(copy) and not weight_files(folder)
+    assert lab.evaluate("tofu", folder) == metrics and lab.evaluate("tofu", copy) == quantized  # cached: no weights read
+    assert lab.quantized(folder, "nf4") == copy and is_released(folder)
+    lab.evaluate("tofu", copy, config=EvalConfig(max_new_tokens=4))  # not cached: the copy, and its run, come back
+    assert not is_released(copy) and not is_released(folder)
+    assert file_hash(*weight_files(folder)) == weights
+    assert lab.release(min_bytes=10**12) == 0  # the default keeps small models

@@ -19,6 +19,7 @@ or gradient turns NaN or infinite stops at that step and exits with status 3.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -58,25 +59,30 @@ def _add_learn(sub) -> None:
 
 
 def _add_unlearn(sub) -> None:
-    p = sub.add_parser("unlearn", help="run one unlearning method on a benchmark under the book's protocol; "
-                                       "stores the model and record.json in the run store")
-    p.add_argument("--benchmark", default="tofu",
+    p = sub.add_parser("unlearn", help="run one unlearning method on a benchmark, under a paper's recipe or the book's "
+                                       "protocol; stores the model and record.json in the run store")
+    p.add_argument("--recipe", help="a paper's recipe, e.g. masc/tofu, openunlearning/tofu, sago/wmdp-bio (a wrong name "
+                                    "lists them): its optimiser, schedule, budget, LoRA, stop and settings; every flag "
+                                    "given below overrides it")
+    p.add_argument("--scale", default="paper", help="with --recipe: paper (the recipe's own numbers, default) or "
+                                                    "laboratory (the book's scaling rule, unlearning.recipes)")
+    p.add_argument("--benchmark",
                    help="a registered benchmark (tofu, muse-news, muse-books, wmdp, rwku, ...; a wrong name lists "
                         "them), optionally with a profile suffix such as tofu-mini (data from data/mini/tofu, runs "
-                        "stored in runs/mini); default tofu")
+                        "stored in runs/mini); default: the recipe's, else tofu")
     p.add_argument("--data", type=Path, help="the benchmark's folder (default data/<profile>/<benchmark> for a "
                                              "suffixed --benchmark)")
     p.add_argument("--model", required=True, type=Path, help="model folder to unlearn from")
     p.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: the model's own, else the model "
                                                   "folder's ../tokenizer, then ../../tokenizer)")
-    p.add_argument("--method", required=True, help="a registered method: GA, GradDiff, NPO, NPO+KLR, SimNPO, RMU, "
-                                                   "MASC, ... (a wrong name lists them all)")
-    p.add_argument("--rule", default="sum", help=f"update rule, one of {', '.join(RULES)} (default sum)")
+    p.add_argument("--method", help="a registered method: GA, GradDiff, NPO, NPO+KLR, SimNPO, RMU, MASC, ... (a wrong "
+                                    "name lists them all); with --recipe, the run of the recipe (default: its only run)")
+    p.add_argument("--rule", help=f"update rule, one of {', '.join(RULES)} (default: the recipe's, else sum)")
     p.add_argument("--split", help="forget split (default: the benchmark's, e.g. forget10); join files with +")
     p.add_argument("--retain-split", help="retain split (default: the benchmark's, e.g. retain90)")
     p.add_argument("--stop", help="fixed or violation (default: the method's own; violation for MASC)")
     p.add_argument("--tolerance", type=float, help="violation-rule tolerance (default: the book's protocol, 0.475)")
-    p.add_argument("--probe-set", default="official", help=f"violation-rule probes: {' or '.join(PROBE_SETS)} "
+    p.add_argument("--probe-set", help=f"violation-rule probes: {' or '.join(PROBE_SETS)} "
                                                             "(default official: first forget sequences)")
     p.add_argument("--epochs", type=float, help="fixed budget in passes over the forget split (default: the book's "
                                                 "protocol)")
@@ -85,9 +91,9 @@ def _add_unlearn(sub) -> None:
     p.add_argument("--lr", type=float, help="learning rate (default: the book's protocol)")
     p.add_argument("--batch-size", type=int, help="forget and retain examples per micro-batch (default: the book's "
                                                   "protocol)")
-    p.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimizer step (default 1)")
-    p.add_argument("--optimizer", default="adamw", help="adamw (default, the papers') or sgd (updates proportional to "
-                                                        "the combined gradient)")
+    p.add_argument("--grad-accum", type=int, help="micro-batches per optimizer step (default 1)")
+    p.add_argument("--optimizer", help="adamw (default, the papers') or sgd (updates proportional to the combined "
+                                       "gradient)")
     p.add_argument("--lora-rank", type=int, help="train LoRA adapters of this rank instead of all weights")
     p.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE", help="method hyper-parameters, e.g. rho=0.7 k=10")
     p.add_argument("--seed", type=int, help="random seed (default: the book's protocol, 0)")
@@ -262,11 +268,12 @@ def _benchmark_and_profile(name: str) -> tuple[str, str | None]:
     raise AssertionError("unreachable")
 
 
-def _benchmark_and_data(args) -> tuple[str, Path, str | None]:
-    name, profile = _benchmark_and_profile(args.benchmark)
-    data = args.data or (Path("data") / profile / name if profile else None)
+def _benchmark_and_data(benchmark: str, data: Path | None) -> tuple[str, Path, str | None]:
+    """(registered benchmark, its data folder, the profile of a suffixed name such as tofu-mini)."""
+    name, profile = _benchmark_and_profile(benchmark)
+    data = data or (Path("data") / profile / name if profile else None)
     if data is None:
-        raise ValueError(f"--data is required for --benchmark {args.benchmark} (or add a profile suffix such as "
+        raise ValueError(f"--data is required for --benchmark {benchmark} (or add a profile suffix such as "
                          f"{name}-mini)")
     if not Path(data).is_dir():
         raise ValueError(f"--data: folder not found: {data}")
@@ -284,35 +291,121 @@ def _tokenizer_for(model: Path) -> Path:
     raise ValueError(f"--tokenizer: none given and no tokenizer folder beside {model}")
 
 
-def _unlearn_spec(args, benchmark: str, data: Path):
-    """The run of the command line's arguments: the book's protocol with the options given."""
-    from dataclasses import replace
-
-    from unlearning.benchmarks import get_benchmark
-    from unlearning.methods import get_method
-    from unlearning.protocol import Protocol
-
-    get_method(args.method)
+def _check_counts(args) -> None:
     for flag, value, most in (("--batch-size", args.batch_size, MAX_BATCH), ("--grad-accum", args.grad_accum, MAX_BATCH),
                               ("--max-steps", args.max_steps, MAX_STEPS)):
         if value is not None and not 1 <= value <= most:
             raise ValueError(f"{flag} must be >= 1 and at most {most}, got {value}")
     if args.lora_rank is not None and args.lora_rank < 1:
         raise ValueError(f"--lora-rank must be >= 1, got {args.lora_rank}")
+
+
+def _protocol_spec(args, benchmark: str, n_forget: int):
+    """The run of the book's protocol (`protocol.Protocol`) with the options given."""
+    from dataclasses import replace
+
+    from unlearning.methods import get_method
+    from unlearning.protocol import Protocol
+
+    if args.method is None:
+        raise ValueError("--method is required (or give --recipe)")
+    get_method(args.method)
     given = {"lr": args.lr, "batch_size": args.batch_size, "epochs": args.epochs, "tolerance": args.tolerance,
              "seed": args.seed, "cap": args.max_steps}
     protocol = Protocol(**{name: value for name, value in given.items() if value is not None})
-    bench = get_benchmark(benchmark)
-    bench.require_unlearning()
-    n_forget = len(bench.load(data, args.split or bench.forget))
-    bench.load(data, args.retain_split or bench.retain)  # a missing or broken retain split fails here, not mid-run
-    spec = protocol.spec(benchmark, args.method, args.model, n_forget, stop=args.stop, rule=args.rule,
+    spec = protocol.spec(benchmark, args.method, args.model, n_forget, stop=args.stop, rule=args.rule or "sum",
                          forget_split=args.split, retain_split=args.retain_split, hparams=_parse_sets(args.set),
-                         probe_set=args.probe_set, lora={"r": args.lora_rank} if args.lora_rank else None)
+                         probe_set=args.probe_set or "official", lora={"r": args.lora_rank} if args.lora_rank else None)
     if args.max_steps is not None:
         spec = replace(spec, max_steps=args.max_steps)
-    if args.grad_accum != 1 or args.optimizer != "adamw":
-        spec = replace(spec, optim=replace(spec.optim, grad_accum=args.grad_accum, optimizer=args.optimizer))
+    return spec
+
+
+def _recipe_run_name(recipe, method: str | None, rule: str | None) -> str:
+    """The recipe's run of `--method` (and `--rule`, for recipes with a run per rule)."""
+    if method is None:
+        if len(recipe.runs) != 1:
+            raise ValueError(f"--method: recipe {recipe.name} has several runs; choose one of {', '.join(recipe.runs)}")
+        return next(iter(recipe.runs))
+    for name in (f"{method}/{rule}" if rule else None, method, f"{method}/sum" if rule in (None, "sum") else None):
+        if name in recipe.runs:
+            return name
+    raise ValueError(f"--method/--rule: recipe {recipe.name} has no run {method}{'/' + rule if rule else ''}; it has "
+                     f"{', '.join(recipe.runs)}")
+
+
+def _recipe_spec(args, benchmark: str, data: Path, tokenizer: Path, processes: int = 1):
+    """The run of a recipe (`unlearning.recipes`) at the paper's numbers or the laboratory's
+    rule, with every flag given overriding it. `--batch-size` replaces the recipe's global batch;
+    `--grad-accum` (and the processes of an `accelerate launch`) split it into micro-batches."""
+    from dataclasses import replace
+
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.recipes import PAPER_SCALE, laboratory_scale, scaled
+    from unlearning.recipes import load as load_recipe
+    from unlearning.runs import StopConfig, encode_records
+    from unlearning.models import load_tokenizer
+
+    recipe = load_recipe(args.recipe)
+    if args.scale not in ("paper", "laboratory"):
+        raise ValueError(f"--scale must be paper or laboratory; got {args.scale!r}")
+    name = _recipe_run_name(recipe, args.method, args.rule)
+    bench = get_benchmark(benchmark)  # the recipe's, or one of the same schema (tofu-real for masc/tofu)
+    forget_records = bench.load(data, args.split or bench.forget)
+    scale = PAPER_SCALE
+    if args.scale == "laboratory":
+        info = args.model / "learning.json"
+        learned = json.loads(info.read_text()) if info.is_file() else None
+        model_lr = None if learned is None or learned.get("base") else float(learned["train"]["lr"])
+        scale = laboratory_scale(recipe, model_lr=model_lr, forget_size=len(forget_records))
+    packing = (scaled(recipe.run(name), scale).packing or {}).get("block_length")
+    tok = load_tokenizer(tokenizer)
+    n_forget = len(encode_records(tok, forget_records, bench.kind, packing))
+    n_retain = len(encode_records(tok, bench.load(data, args.retain_split or bench.retain), bench.kind, packing))
+    budget = ({"steps": args.max_steps} if args.max_steps is not None else
+              {"epochs": args.epochs, "anchor": "forget"} if args.epochs is not None else None)
+    optim = {k: v for k, v in (("lr", args.lr), ("batch_size", args.batch_size)) if v is not None}
+    spec = replace(recipe.spec(name, args.model, scale, n_forget=n_forget, n_retain=n_retain, forget_split=args.split,
+                               retain_split=args.retain_split, budget=budget, optim=optim), benchmark=benchmark)
+    changes = {"hparams": {**spec.hparams, **_parse_sets(args.set)}}
+    accum = args.grad_accum or 1
+    if spec.optim.batch_size % (accum * processes):
+        raise ValueError(f"--grad-accum: the global batch of {spec.optim.batch_size} does not split into {accum} "
+                         f"micro-batches on each of {processes} process(es)")
+    changes["optim"] = replace(spec.optim, batch_size=spec.optim.batch_size // (accum * processes), grad_accum=accum)
+    if args.rule is not None:
+        changes["rule"] = args.rule
+    if args.stop is not None or args.tolerance is not None:
+        stop = StopConfig(args.stop) if args.stop is not None else spec.stop
+        changes["stop"] = replace(stop, tolerance=args.tolerance) if args.tolerance is not None else stop
+    if args.lora_rank is not None:
+        changes["lora"] = {**(spec.lora or {}), "r": args.lora_rank}
+    for field, value in (("seed", args.seed), ("probe_set", args.probe_set)):
+        if value is not None:
+            changes[field] = value
+    return replace(spec, **changes), n_forget
+
+
+def _unlearn_spec(args, benchmark: str, data: Path, tokenizer: Path | None, processes: int = 1):
+    """The run of the command line's arguments: a recipe's, or the book's protocol, with the
+    options given; every value checked."""
+    from dataclasses import replace
+
+    from unlearning.benchmarks import get_benchmark
+
+    _check_counts(args)
+    bench = get_benchmark(benchmark)
+    bench.require_unlearning()
+    if args.recipe is not None:
+        spec, n_forget = _recipe_spec(args, benchmark, data, tokenizer, processes)
+    else:
+        n_forget = len(bench.load(data, args.split or bench.forget))
+        bench.load(data, args.retain_split or bench.retain)  # a missing or broken retain split fails here, not mid-run
+        spec = _protocol_spec(args, benchmark, n_forget)
+        if args.grad_accum is not None:
+            spec = replace(spec, optim=replace(spec.optim, grad_accum=args.grad_accum))
+    if args.optimizer is not None:
+        spec = replace(spec, optim=replace(spec.optim, optimizer=args.optimizer))
     spec = spec.resolved()
     if spec.stop.kind == "violation" and spec.probe_set == "holdout" and spec.stop.confirm_size >= n_forget:
         raise ValueError(f"--probe-set holdout: a held-out probe set of {spec.stop.confirm_size} leaves no forget "
@@ -348,9 +441,21 @@ def cmd_unlearn(args) -> int:
     from unlearning.runtime import Runtime
 
     runtime = Runtime(args.device, args.dtype)
-    benchmark, data, profile = _benchmark_and_data(args)
-    spec = _unlearn_spec(args, benchmark, data)  # every value checked before any folder is touched
-    tokenizer = _model_and_tokenizer(args)
+    if args.recipe is not None:  # the recipe, its run and the scale checked before anything is read
+        from unlearning.recipes import load as load_recipe
+
+        recipe = load_recipe(args.recipe)
+        _recipe_run_name(recipe, args.method, args.rule)
+        if args.scale not in ("paper", "laboratory"):
+            raise ValueError(f"--scale must be paper or laboratory; got {args.scale!r}")
+        args.benchmark = args.benchmark or recipe.benchmark
+    benchmark, data, profile = _benchmark_and_data(args.benchmark or "tofu", args.data)
+    if args.recipe is None:  # every value checked first, then the files; nothing is written before both
+        spec = _unlearn_spec(args, benchmark, data, None, runtime.processes)
+        tokenizer = _model_and_tokenizer(args)
+    else:  # a recipe's packed corpus is counted in blocks of the model's tokenizer
+        tokenizer = _model_and_tokenizer(args)
+        spec = _unlearn_spec(args, benchmark, data, tokenizer, runtime.processes)
     store = _output_folder("--store", args.store or (Path("runs") / profile if profile else Path("runs")))
     say = (lambda message: print(message, flush=True)) if runtime.is_main else (lambda message: None)
     record = run(spec, data, tokenizer, store, log=say, runtime=runtime)
@@ -366,7 +471,7 @@ def cmd_evaluate(args) -> None:
     from unlearning.runtime import Runtime
 
     runtime = Runtime(args.device, args.dtype)
-    benchmark, data, _ = _benchmark_and_data(args)
+    benchmark, data, _ = _benchmark_and_data(args.benchmark, args.data)
     tokenizer = _model_and_tokenizer(args)
     config = EvalConfig(forget_split=args.split)
     oracle = None

@@ -24,7 +24,7 @@ from unlearning.models import load_model, load_tokenizer
 from unlearning.runtime import Runtime
 from unlearning.store import cached, code_key, content_key, file_hash, weights_hash
 
-__all__ = ["DivergedMetrics", "EvalConfig", "cache_key", "evaluate", "suite_version"]
+__all__ = ["DivergedMetrics", "EvalConfig", "cache_key", "evaluate", "is_evaluated", "metrics_path", "suite_version"]
 
 
 class DivergedMetrics(dict):
@@ -85,4 +85,16 @@ def evaluate(benchmark: str, model_dir: str | Path | None, data_dir: str | Path,
         return {"key": key, "benchmark": benchmark, "config": asdict(config), "runtime": runtime.describe(),
                 "metrics": metrics}
 
-    return cached(model_dir / "metrics" / f"{benchmark}-{key[:16]}.json", compute, log)["metrics"]
+    return cached(metrics_path(model_dir, benchmark, key), compute, log)["metrics"]
+
+
+def metrics_path(model_dir: str | Path, benchmark: str, key: str) -> Path:
+    """Where the evaluation of `key` is cached: beside the model it measured."""
+    return Path(model_dir) / "metrics" / f"{benchmark}-{key[:16]}.json"
+
+
+def is_evaluated(benchmark: str, model_dir: str | Path, data_dir: str | Path, *, config: EvalConfig = EvalConfig(),
+                 oracle: dict | None = None, runtime: Runtime = Runtime()) -> bool:
+    """Is this evaluation in the store (readable without the model's weights)?"""
+    key = cache_key(benchmark, Path(model_dir), Path(data_dir), config, oracle, runtime)
+    return metrics_path(model_dir, benchmark, key).is_file()

@@ -143,13 +143,13 @@ MUSE_CORPORA = ("muse-news", "muse-books")
 
 RULES: dict[str, Callable] = {
     "profile": _one_of(lambda: PROFILES),
-    "device": _one_of(_devices), "dtype": _one_of(_dtypes),
+    "device": _one_of(_devices), "dtype": _one_of(_dtypes), "recipe_scale": _one_of(lambda: ("laboratory", "paper")),
     "size": _size, "sizes": _size_list,
     "methods": _all_of(_methods), "quantized_methods": _all_of(_methods),
     "objective": _one_of(_methods), "objectives": _all_of(_methods),
     "rules": _all_of(_rules), "sweep_rules": _all_of(_rules),
     "forget_split": _one_of(lambda: TOFU_FORGET), "forget_splits": _all_of(lambda: TOFU_FORGET),
-    "codes": _all_of(_codes), "corpora": _all_of(lambda: MUSE_CORPORA),
+    "codes": _all_of(_codes), "corpora": _all_of(lambda: MUSE_CORPORA), "splits": _all_of(lambda: ("bio", "cyber")),
     "lr": _number(0, 1), "graddiff_lr": _number(0, 1),
     "epochs": _number(0, 1000), "batch_size": _number(0, 4096, integer=True),
     "cap": _number(0, 1e6, integer=True), "masc_cap": _number(0, 1e6, integer=True),

@@ -11,18 +11,22 @@ run store (`Lab.quantized`).
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from unlearning.benchmarks import EvalConfig, get_benchmark
 from unlearning.engine import OptimConfig, steps_for_epochs
-from unlearning.evaluate import DivergedMetrics, evaluate
+from unlearning.evaluate import DivergedMetrics, evaluate, is_evaluated
 from unlearning.methods import get_method
 from unlearning.models import copy_tokenizer_files, has_tokenizer
-from unlearning.runs import RunSpec, StopConfig, run
+from unlearning.records import read_json, write_json
+from unlearning.recipes import PAPER_SCALE, Recipe, Scale, laboratory_scale, scaled
+from unlearning.recipes import load as load_recipe
+from unlearning.runs import RunSpec, StopConfig, run, spec_from_record
 from unlearning.runtime import Runtime, configure_process
-from unlearning.store import code_key, weights_hash
+from unlearning.store import code_key, is_released, release_weights, weight_files, weights_hash
 
 
 @dataclass(frozen=True)
@@ -74,15 +78,26 @@ class Protocol:
 
 
 # the SAGO paper's grid (sago.md s. 9-11): three forget objectives with a GD retain term, each
-# also run forget-only, under four update rules; one pass over the forget corpus (WMDP-mini:
-# 60 steps of 4 + 4 texts; the paper's 100-500 steps of 32 + 32 blocks and RWKU's 2 epochs
-# are a `Protocol(epochs=...)` away; one pass keeps the mini book within its time budget)
+# also run forget-only, under four update rules, each run with its official settings (the recipes
+# sago/wmdp-bio, sago/wmdp-cyber and sago/rwku)
 SAGO_OBJECTIVES = ("GradDiff", "NPO+GD", "SimNPO+GD")
 FORGET_ONLY = {"GradDiff": "GA", "NPO+GD": "NPO", "SimNPO+GD": "SimNPO"}
 SAGO_RULES = ("sum", "pcgrad_global", "pcgrad", "sago")
-SAGO_PROTOCOL = Protocol(epochs=1.0)
 
 
+# the MASC paper's TOFU comparison (its Figure 1): MASC's released run against OpenUnlearning's
+# baselines as the paper shows them; the chapters' other methods run with the same baseline trainer,
+# in rows marked beyond the paper
+PAPER_BASELINES = ("GradDiff", "NPO+KLR", "SimNPO+GD")
+
+
+def tofu_recipe(method: str) -> str:
+    """The recipe a TOFU chapter runs `method` with: MASC's released run, or OpenUnlearning's."""
+    return "masc/tofu" if method == "MASC" else "openunlearning/tofu"
+
+
+SCALES = ("laboratory", "paper")  # how a lab runs recipes (Lab.recipe_scale)
+QUANTIZED_FROM = "quantized-from.json"  # a 4-bit copy's source folder and code book (to compute it again)
 REAL_MODELS = "real/"  # model names that resolve to models/real (the fetched checkpoints)
 REAL_BASE = "real/smollm2-135m"  # the real pretrained model of the default book
 
@@ -95,14 +110,22 @@ class Lab:
     models: Path
     runs: Path
     runtime: Runtime = Runtime()
+    scale_rule: str = "laboratory"  # recipes scaled by `recipes.laboratory_scale`, or "paper": their own numbers
+    # model folders of the store this lab wrote or read (what `release` may free), in order
+    touched: list = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
-    def for_profile(cls, profile: str, root: str | Path = ".", device: str = "auto", dtype: str = "float32") -> "Lab":
-        """The lab of a profile on a device and dtype; the notebooks' entry point (sets the
-        process up once)."""
+    def for_profile(cls, profile: str, root: str | Path = ".", device: str = "auto", dtype: str = "float32",
+                    recipe_scale: str = "laboratory") -> "Lab":
+        """The lab of a profile on a device and dtype, running recipes at the laboratory's scale or
+        at the paper's own numbers (`recipe_scale="paper"`: the paper profile); the notebooks' entry
+        point (sets the process up once)."""
         configure_process()
+        if recipe_scale not in SCALES:
+            raise ValueError(f"recipe_scale must be one of {', '.join(SCALES)}; got {recipe_scale!r}")
         root = Path(root)
-        lab = cls(root / "data" / profile, root / "models" / profile, root / "runs" / profile, Runtime(device, dtype))
+        lab = cls(root / "data" / profile, root / "models" / profile, root / "runs" / profile, Runtime(device, dtype),
+                  recipe_scale)
         for what, path in (("data", lab.data), ("models", lab.models)):
             if not path.is_dir():
                 hint = "make data" if what == "data" else "make models"
@@ -143,8 +166,8 @@ class Lab:
         the weights kept at the steps `checkpoints` (`runs.run`)."""
         start = self.model(model)
         spec = RunSpec(benchmark, method, str(start), **options)
-        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime,
-                      checkpoints=checkpoints), "start": model}
+        return self._ran(run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime,
+                             checkpoints=checkpoints), model)
 
     def standard(self, benchmark: str, method: str, model: str, protocol: Protocol = Protocol(), *,
                  forget_split: str | None = None, stop: str | None = None, checkpoints: tuple[int, ...] = (),
@@ -155,8 +178,68 @@ class Lab:
         start = self.model(model)
         spec = protocol.spec(benchmark, method, start, self.forget_size(benchmark, forget_split), stop=stop,
                              forget_split=forget_split, **options)
-        return {**run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime,
-                      checkpoints=checkpoints), "start": model}
+        return self._ran(run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime,
+                             checkpoints=checkpoints), model)
+
+    def units(self, benchmark: str, split: str, model_dir: str | Path, packing: int | None = None) -> int:
+        """How many examples a split trains on: its records, or its blocks when packed with the
+        tokenizer of the start model `model_dir` (they size epochs, warm-ups and batches)."""
+        records = get_benchmark(benchmark).load(self.data / benchmark, split)
+        if packing is None:
+            return len(records)
+        from unlearning.data import pack_corpus
+        from unlearning.models import load_tokenizer
+
+        return len(pack_corpus(load_tokenizer(self.tokenizer_for(model_dir)), [r["text"] for r in records], packing))
+
+    def recipe_scale(self, recipe: Recipe, model: str, forget_split: str | None = None,
+                     benchmark: str | None = None) -> Scale:
+        """The laboratory rule (`recipes.laboratory_scale`) for `recipe` from the learned model
+        `model`: its own fine-tuning rate (its learning.json), or the recipe's own rates for a
+        real checkpoint and the models fine-tuned from one."""
+        if self.scale_rule == "paper":
+            return PAPER_SCALE
+        start = self.model(model)
+        info = start / "learning.json"
+        learned = json.loads(info.read_text()) if info.is_file() else None
+        model_lr = None if learned is None or learned.get("base") else float(learned["train"]["lr"])
+        benchmark = benchmark or recipe.benchmark
+        bench = get_benchmark(benchmark)
+        return laboratory_scale(recipe, model_lr=model_lr, forget_size=len(bench.load(self.data / benchmark,
+                                                                                       forget_split or bench.forget)))
+
+    def recipe_spec(self, recipe: str | Recipe, run_name: str, model: str, *, scale: Scale | None = None,
+                    benchmark: str | None = None, forget_split: str | None = None, retain_split: str | None = None,
+                    **options) -> RunSpec:
+        """The RunSpec of one run of a recipe from the learned model `model`, scaled by the
+        laboratory rule (or `scale`), on the recipe's benchmark or `benchmark` (one of the same
+        schema: tofu-real for masc/tofu); `options` go to RunSpec (hparams are merged over the recipe's)."""
+        recipe = load_recipe(recipe) if isinstance(recipe, str) else recipe
+        benchmark = benchmark or recipe.benchmark
+        scale = scale or self.recipe_scale(recipe, model, forget_split, benchmark)
+        bench, start = get_benchmark(benchmark), self.model(model)
+        packing = scaled(recipe.run(run_name), scale).packing
+        block = packing["block_length"] if packing else None
+        n_forget = self.units(benchmark, forget_split or bench.forget, start, block)
+        n_retain = self.units(benchmark, retain_split or bench.retain, start, block)
+        hparams = options.pop("hparams", {})
+        spec = recipe.spec(run_name, start, scale, n_forget=n_forget, n_retain=n_retain, forget_split=forget_split,
+                           retain_split=retain_split, **options)
+        return replace(spec, benchmark=benchmark, hparams={**spec.hparams, **hparams})
+
+    def recipe_run(self, recipe: str | Recipe, run_name: str, model: str, *, checkpoints: tuple[int, ...] = (),
+                   **options) -> dict:
+        """The record of one run of a recipe (`recipe_spec`), computed once and read from the store."""
+        spec = self.recipe_spec(recipe, run_name, model, **options)
+        return self._ran(run(spec, self.data / spec.benchmark, self.tokenizer_for(spec.model), self.runs,
+                             runtime=self.runtime, checkpoints=checkpoints), model)
+
+    def _ran(self, record: dict, start: str) -> dict:
+        """A run's record with its start model's name, its folders remembered for `release`."""
+        if record["dir"] is not None:
+            self.touched.append(Path(record["dir"]))
+        self.touched.extend(Path(c["dir"]) for c in record.get("checkpoints", []))
+        return {**record, "start": start}
 
     def evaluate(self, benchmark: str, model_dir: str | Path | None, *, oracle: dict | None = None,
                  config: EvalConfig = EvalConfig()) -> dict:
@@ -164,6 +247,9 @@ class Lab:
         NaN for a run that diverged (`model_dir` None, `evaluate.DivergedMetrics`)."""
         if model_dir is None:
             return DivergedMetrics()
+        if is_released(model_dir) and not is_evaluated(benchmark, model_dir, self.data / benchmark, config=config,
+                                                       oracle=oracle, runtime=self.runtime):
+            self.restore(model_dir)
         return evaluate(benchmark, model_dir, self.data / benchmark, self.tokenizer_for(model_dir), config=config,
                         oracle=oracle, runtime=self.runtime)
 
@@ -182,33 +268,97 @@ class Lab:
         key = content_key(weights=weights_hash(source), code=code, quantizer=code_key(quantize_model))
         target = self.runs / "quantized" / f"{key[:16]}-{code}"
         if not (target / "config.json").is_file():
+            if is_released(source):
+                self.restore(source)
             model = load_model(source)
             quantize_model(model, code=code)
-            save_model(model, target, also=lambda path: copy_tokenizer_files(source, path))
+            save_model(model, target, also=lambda path: (copy_tokenizer_files(source, path), write_json(
+                Path(path) / QUANTIZED_FROM, {"source": str(source), "code": code})))
+        self.touched.append(target)
         return target
 
+    def restore(self, model_dir: str | Path) -> None:
+        """Compute again the weights `release` freed: a run's (from its record: the same run gives
+        the same bits) or a 4-bit copy's (from its source, itself restored first)."""
+        model_dir = Path(model_dir)
+        if (model_dir / QUANTIZED_FROM).is_file():
+            from unlearning.models import load_model, save_model
+            from unlearning.quantize import quantize_model
 
-def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, rules=SAGO_RULES,
-              protocol: Protocol = SAGO_PROTOCOL, retain_weights=(None,), evaluate_config: EvalConfig = EvalConfig()):
+            origin = read_json(model_dir / QUANTIZED_FROM)
+            if is_released(origin["source"]):
+                self.restore(origin["source"])
+            model = load_model(origin["source"])
+            quantize_model(model, code=origin["code"])
+            save_model(model, model_dir, also=lambda path: (copy_tokenizer_files(origin["source"], path),
+                                                             write_json(Path(path) / QUANTIZED_FROM, origin)),
+                       keep=("metrics",))
+            return
+        record_path = model_dir.parent / "record.json"
+        if not record_path.is_file():
+            raise FileNotFoundError(f"model: the weights of {model_dir} were released and it is not a stored run")
+        spec = spec_from_record(read_json(record_path))
+        run(spec, self.data / spec.benchmark, self.tokenizer_for(spec.model), self.runs, runtime=self.runtime,
+            weights=True)
+
+    def release(self, min_bytes: float = 50e6) -> float:
+        """Free the weights of the store's model folders this lab wrote or read whose weights take
+        at least `min_bytes` (the real model's runs and 4-bit copies, 270-540 MB each; the tiny
+        models' stay, as later chapters read them): their records, hashes and cached evaluations
+        stay, and a step that needs the weights again recomputes them (`restore`). The chapters
+        on the real model call it at their end, so `make book` keeps gigabytes, not tens of them.
+        Returns the gigabytes freed."""
+        freed = 0
+        for folder in dict.fromkeys(self.touched):
+            if sum(f.stat().st_size for f in weight_files(folder)) >= min_bytes:
+                freed += release_weights(folder)
+        self.touched.clear()
+        return freed / 1e9
+
+
+def sago_run_name(recipe: Recipe, objective: str, rule: str | None) -> tuple[str, str]:
+    """The recipe's run for `objective` under `rule` (None: its forget-only variant), and a note
+    when the recipe has none: a rule without an official configuration for this objective (SAGO
+    releases global PCGrad for GA+GD only) runs with the objective's module-wise PCGrad settings."""
+    if rule is None:
+        return FORGET_ONLY[objective], ""
+    name = f"{objective}/{rule}"
+    if name in recipe.runs:
+        return name, ""
+    if rule == "pcgrad_global" and f"{objective}/pcgrad" in recipe.runs:
+        return f"{objective}/pcgrad", f"no official {name}: {objective}/pcgrad's settings"
+    raise ValueError(f"recipe {recipe.name} has no run for {name}")
+
+
+def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, rules=SAGO_RULES, *,
+              recipe: str | Recipe, forget_split: str | None = None, retain_split: str | None = None,
+              retain_weights=(None,), evaluate_config: EvalConfig = EvalConfig(), scale: Scale | None = None,
+              **options):
     """Every (objective, rule, retain weight) run of the SAGO paper's grid, plus each
-    objective's forget-only variant, with its metrics: one dict per run.
+    objective's forget-only variant, each with the settings of its run in `recipe` (per rule: the
+    official rates, budgets and weights differ), and its metrics: one dict per run.
 
-    `retain_weights` sweeps alpha (None: the method's default); geometry is recorded on every
-    run with a retain term, so the geometry chapter reads the same runs.
+    `retain_weights` sweeps alpha (None: the recipe's); geometry is recorded on every run with a
+    retain term, so the geometry chapter reads the same runs; `options` go to every RunSpec
+    (e.g. `max_steps`, to cap the budgets).
     """
+    recipe = load_recipe(recipe) if isinstance(recipe, str) else recipe
+    splits = dict(benchmark=benchmark, forget_split=forget_split, retain_split=retain_split, scale=scale, **options)
     rows = []
     for objective in objectives:
-        plain = lab.standard(benchmark, FORGET_ONLY[objective], model, protocol)
-        rows.append({"objective": objective, "variant": "forget-only", "rule": "-", "alpha": 0.0, "run": plain,
-                     **lab.evaluate(benchmark, plain["dir"], config=evaluate_config)})
+        name, _ = sago_run_name(recipe, objective, None)
+        plain = lab.recipe_run(recipe, name, model, **splits)
+        rows.append({"objective": objective, "variant": "forget-only", "rule": "-", "alpha": 0.0, "recipe": name,
+                     "run": plain, **lab.evaluate(benchmark, plain["dir"], config=evaluate_config)})
         for rule in rules:
+            name, note = sago_run_name(recipe, objective, rule)
             for alpha in retain_weights:
                 hparams = {} if alpha is None else {"alpha": alpha}
-                run_record = lab.standard(benchmark, objective, model, protocol, rule=rule, hparams=hparams,
-                                          record_geometry=True)
+                run_record = lab.recipe_run(recipe, name, model, rule=rule, hparams=hparams, record_geometry=True,
+                                            **splits)
                 variant = "+GD" if rule == "sum" else f"+GD+{rule}"
-                rows.append({"objective": objective, "variant": variant, "rule": rule,
-                             "alpha": run_record["hparams"]["alpha"], "run": run_record,
+                rows.append({"objective": objective, "variant": variant, "rule": rule, "recipe": name + (
+                             f" ({note})" if note else ""), "alpha": run_record["hparams"]["alpha"], "run": run_record,
                              **lab.evaluate(benchmark, run_record["dir"], config=evaluate_config)})
     return rows
 
@@ -294,6 +444,20 @@ class Tuned:
         from unlearning.plotting import DIVERGED
 
         return pd.DataFrame(self.rows).style.format(precision=3, na_rep=DIVERGED).format({"lr": "{:g}"}, na_rep=DIVERGED)
+
+
+def tofu_run(lab: Lab, method: str, target: str, forget_split: str, *, tuned: "Tuned | None" = None,
+             checkpoints: tuple[int, ...] = (), **options) -> dict:
+    """A TOFU chapter's run of `method` from `target`: its paper's recipe (`tofu_recipe`), or for
+    RMU (beyond the paper) the settings `tuned` chose under the book's protocol. Weights are kept
+    at `checkpoints` for the full fine-tunes (MASC trains LoRA adapters and ends at its own stop)."""
+    if method == "RMU":
+        if tuned is None:
+            raise ValueError("RMU runs with the settings its tuning chose: pass tuned=tune_rmu_on_tofu(...)")
+        return lab.standard("tofu", method, target, tuned.protocol, forget_split=forget_split, hparams=tuned.hparams,
+                            checkpoints=checkpoints, **options)
+    return lab.recipe_run(tofu_recipe(method), method, target, forget_split=forget_split,
+                          checkpoints=() if method == "MASC" else checkpoints, **options)
 
 
 def tune_rmu(lab: Lab, benchmark: str, model: str, protocol: Protocol = Protocol(), *, forget_metric: str,

@@ -24,7 +24,7 @@ from unlearning.models import copy_tokenizer_files, load_model, load_tokenizer, 
 from unlearning.records import read_json, versions, write_json
 from unlearning.runtime import Runtime
 from unlearning.stopping import FixedBudget, ViolationStop
-from unlearning.store import code_key, content_key, file_hash, weights_hash
+from unlearning.store import code_key, content_key, file_hash, is_released, weights_hash
 from unlearning.synthesis import RULES
 
 @dataclass(frozen=True)
@@ -149,6 +149,15 @@ def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: 
     return model, record, [c["state"] for c in result.checkpoints]
 
 
+def spec_from_record(record: dict) -> RunSpec:
+    """The RunSpec a stored run was computed from (its record holds every field)."""
+    from dataclasses import fields
+
+    values = {f.name: record[f.name] for f in fields(RunSpec) if f.name in record}
+    values["stop"], values["optim"] = StopConfig(**record["stop"]), OptimConfig(**record["optim"])
+    return RunSpec(**values)
+
+
 def checkpoint_name(step: int) -> str:
     """A checkpoint's folder inside its run's folder."""
     return f"checkpoints/step-{step:05d}"
@@ -187,14 +196,16 @@ def run_dir(spec: RunSpec, data_dir: str | Path, store: str | Path, runtime: Run
 
 
 def run(spec: RunSpec, data_dir: str | Path, tokenizer_dir: str | Path, store: str | Path, log=None,
-        runtime: Runtime = Runtime(), checkpoints: Sequence[int] = ()) -> dict:
+        runtime: Runtime = Runtime(), checkpoints: Sequence[int] = (), weights: bool = False) -> dict:
     """The record of the run of `spec` on `runtime` (computed once, then read from the store);
     `record['dir']` is the folder of the unlearned model. In a process group every process
     trains its share; the main process alone writes the model and the record.
 
     `checkpoints`: steps whose weights are kept as well (`record['checkpoints']`, each with its
     time into the run and its folder), for time-to-quality curves. A stored run that was not asked
-    for them is run again (to the same final weights) with the steps asked for before and now."""
+    for them is run again (to the same final weights) with the steps asked for before and now.
+    `weights`: the model folder must hold its weights; a stored run whose weights were released
+    (`store.release_weights`) is run again, to the same bits."""
     spec = spec.resolved()
     data_dir, tokenizer_dir = Path(data_dir), Path(tokenizer_dir)
     for what, path in (("data", data_dir), ("tokenizer", tokenizer_dir), ("model", Path(spec.model))):
@@ -204,7 +215,8 @@ def run(spec: RunSpec, data_dir: str | Path, tokenizer_dir: str | Path, store: s
     record_path = folder / "record.json"
     runtime.wait()  # every process decides on the same state of the store
     stored = read_json(record_path) if record_path.is_file() else None
-    if stored is not None and set(checkpoints) <= set(stored.get("checkpoints_requested", ())):
+    released = stored is not None and weights and is_released(folder / "model")
+    if stored is not None and set(checkpoints) <= set(stored.get("checkpoints_requested", ())) and not released:
         if log:
             log(f"cached: {folder}")
     else:

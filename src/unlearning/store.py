@@ -59,11 +59,14 @@ def _stamp(files: list[Path]) -> dict[str, list[int]]:
 
 def weights_hash(model_dir: str | Path) -> str:
     """SHA-256 of a model folder's safetensors files; remembered in `weights.sha256.json` and
-    recomputed only when a file's size or modification time changed."""
+    recomputed only when a file's size or modification time changed. A folder whose weights were
+    released (`release_weights`) answers with the hash it recorded."""
     files = weight_files(model_dir)
-    if not files:
-        raise FileNotFoundError(f"model: no safetensors weights in {model_dir}")
     record = Path(model_dir) / WEIGHTS_RECORD
+    if not files:
+        if is_released(model_dir):
+            return read_json(record)["sha256"]
+        raise FileNotFoundError(f"model: no safetensors weights in {model_dir}")
     stamp = _stamp(files)
     if record.is_file():
         try:
@@ -188,6 +191,33 @@ def code_closure(*functions: Callable) -> list[tuple[str, str]]:
 def _display(path: Path) -> str:
     """A file inside the package by its relative path, any other (a user's own benchmark) in full."""
     return str(path.relative_to(PACKAGE_ROOT)) if path.is_relative_to(PACKAGE_ROOT) else str(path)
+
+
+def is_released(model_dir: str | Path) -> bool:
+    """Were this folder's weights released (`release_weights`), its hash and metrics kept?"""
+    record = Path(model_dir) / WEIGHTS_RECORD
+    if weight_files(model_dir) or not record.is_file():
+        return False
+    try:
+        return bool(read_json(record).get("released"))
+    except (OSError, ValueError):
+        return False
+
+
+def release_weights(model_dir: str | Path) -> int:
+    """Delete a model folder's weights, keeping everything a later step reads without them: its
+    configuration, tokenizer, cached evaluations (`metrics/`) and the hash of the weights (so every
+    key that names them still resolves). A step that needs the weights again recomputes them
+    (`runs.run(..., weights=True)`: the same run gives the same bits). Returns the bytes freed."""
+    files = weight_files(model_dir)
+    if not files:
+        return 0
+    digest = weights_hash(model_dir)
+    write_json(Path(model_dir) / WEIGHTS_RECORD, {"files": {}, "sha256": digest, "released": True})
+    freed = sum(f.stat().st_size for f in files)
+    for f in files:
+        f.unlink()
+    return freed
 
 
 def code_key(*functions: Callable) -> str:

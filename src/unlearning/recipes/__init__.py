@@ -112,17 +112,25 @@ class Recipe:
                     return found
         return None
 
-    def spec(self, run: str, model: str | Path, scale: Scale, *, n_forget: int, n_retain: int, **options):
+    def spec(self, run: str, model: str | Path, scale: Scale, *, n_forget: int, n_retain: int,
+             budget: dict | None = None, optim: dict | None = None, **options):
         """The `runs.RunSpec` of one run of this recipe from `model` under `scale`; `n_forget` and
         `n_retain` are the sizes of the forget and retain sets as trained on (blocks when
-        packed), which size epochs and warm-ups; `options` go to RunSpec (splits, seed, ...)."""
+        packed), which size epochs and warm-ups; `budget` replaces the recipe's (a warm-up given as
+        a share follows it) and `optim` some of its optimiser's values (after scaling); `options`
+        go to RunSpec (splits, seed, ...)."""
         from unlearning.runs import RunSpec
 
         settings = scaled(self.run(run), scale)
-        return RunSpec(self.benchmark, settings.method, str(model), rule=settings.rule, hparams=dict(settings.hparams),
-                       stop=stop_config(settings.stop), max_steps=budget_steps(settings, n_forget, n_retain),
-                       optim=optim_config(settings, n_forget, n_retain), lora=settings.lora,
-                       packing=(settings.packing or {}).get("block_length"), **options)
+        if budget is not None:
+            settings = replace(settings, budget=budget)
+        if optim:
+            settings = replace(settings, optim={**settings.optim, **optim})
+        fields = dict(rule=settings.rule, hparams=dict(settings.hparams), stop=stop_config(settings.stop),
+                      max_steps=budget_steps(settings, n_forget, n_retain), lora=settings.lora,
+                      optim=optim_config(settings, n_forget, n_retain),
+                      packing=(settings.packing or {}).get("block_length"))
+        return RunSpec(self.benchmark, settings.method, str(model), **{**fields, **options})
 
 
 def scaled(run: RunRecipe, scale: Scale) -> RunRecipe:
@@ -213,6 +221,11 @@ def load(name: str) -> Recipe:
         if unknown or set(fields["optim"]) != set(OPTIM_FIELDS):
             raise ValueError(f"recipe {name}, run {key}: unknown fields {unknown} or optim fields "
                              f"{sorted(fields['optim'])} (expected {', '.join(OPTIM_FIELDS)})")
+        for number in ("lr", "weight_decay", "batch_size"):
+            value = fields["optim"][number]
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"recipe {name}, run {key}: optim.{number} must be a number, got {value!r} "
+                                 "(YAML reads 1e-5 as text: write 1.0e-5)")
         runs[key] = RunRecipe(name=key, **fields)
     recipe = Recipe(name=name, title=raw["title"], paper=raw["paper"], benchmark=raw["benchmark"],
                     scale_from=raw["scale_from"], runs=runs, sources=raw.get("sources", {}))
@@ -273,3 +286,16 @@ def table(recipe: Recipe, runs: list[str] | None = None, scale: Scale = PAPER_SC
                "source": recipe.source(name, "optim.lr") + "; " + recipe.source(name, "method")}
         rows.append(row)
     return pd.DataFrame(rows).set_index("run")
+
+
+def show(lab, recipe: str | Recipe, runs: list[str] | None, model: str, **where) -> Scale:
+    """The chapters' "recipes of this page": the scaling rule in one sentence and the table of
+    `runs` of `recipe` as run from `model` (`Lab.recipe_scale`; `where`: benchmark and forget
+    split), displayed; returns the scale."""
+    from IPython.display import Markdown, display
+
+    recipe = load(recipe) if isinstance(recipe, str) else recipe
+    scale = lab.recipe_scale(recipe, model, where.get("forget_split"), where.get("benchmark"))
+    display(Markdown(f"**{recipe.title}** (recipe `{recipe.name}`, {recipe.paper}). {scale.describe()}"))
+    display(table(recipe, runs, scale))
+    return scale
