@@ -278,8 +278,10 @@ wide = quantized.pivot(index="method", columns="precision", values="forget_Q_A_R
 recovered = {code: (wide[code] - wide["fp32"]).loc[names[1:]] for code in codes}
 lines = [f"{code.upper()}: forget ROUGE-L rose by more than 0.05 for {int((gain > 0.05).sum())} of {len(gain)} "
          f"methods (largest {gain.max():+.2f}, {gain.idxmax()}); MASC {gain['MASC']:+.2f}" if "MASC" in gain else
-         f"{code.upper()}: largest change {gain.max():+.2f} ({gain.idxmax()})" for code, gain in recovered.items()]
-display(Markdown("**4-bit check.** " + "; ".join(lines) + "."))
+         f"{code.upper()}: largest change {gain.max():+.2f} ({gain.idxmax()})" for code, gain in recovered.items()
+         if len(gain)]
+display(Markdown("**4-bit check.** " + ("; ".join(lines) + "." if lines else
+                                        "This profile quantizes the target alone (no unlearned model).")))
 wide.round(3)
 
 # %% [markdown]

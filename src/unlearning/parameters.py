@@ -43,10 +43,10 @@ def _one_of(allowed: Callable[[], tuple]) -> Callable:
     return rule
 
 
-def _all_of(allowed: Callable[[], tuple]) -> Callable:
+def _all_of(allowed: Callable[[], tuple], may_be_empty: bool = False) -> Callable:
     def rule(values) -> str | None:
         names = allowed()
-        if not values:
+        if not values and not may_be_empty:
             return "must not be empty"
         stray = [v for v in values if v not in names]
         return f"{stray[0]!r} is not one of {', '.join(map(str, names))}" if stray else None
@@ -145,7 +145,7 @@ RULES: dict[str, Callable] = {
     "profile": _one_of(lambda: PROFILES),
     "device": _one_of(_devices), "dtype": _one_of(_dtypes), "recipe_scale": _one_of(lambda: ("laboratory", "paper")),
     "size": _size, "sizes": _size_list,
-    "methods": _all_of(_methods), "quantized_methods": _all_of(_methods),
+    "methods": _all_of(_methods), "quantized_methods": _all_of(_methods, may_be_empty=True),
     "objective": _one_of(_methods), "objectives": _all_of(_methods),
     "rules": _all_of(_rules), "sweep_rules": _all_of(_rules),
     "forget_split": _one_of(lambda: TOFU_FORGET), "forget_splits": _all_of(lambda: TOFU_FORGET),
