@@ -461,7 +461,7 @@ def cmd_unlearn(args) -> int:
     record = run(spec, data, tokenizer, store, log=say, runtime=runtime)
     if record.get("diverged"):
         return 3  # run() has said where and why; the store keeps the diverged record, no model
-    say(f"{args.method} ({spec.rule}) on {benchmark}: {record['steps']} steps, stopped={record['stopped']}, "
+    say(f"{spec.method} ({spec.rule}) on {benchmark}: {record['steps']} steps, stopped={record['stopped']}, "
         f"forget p={record['forget_probability']:.3f}, retain p={record['retain_probability']:.3f} -> {record['dir']}")
 
 
