@@ -43,14 +43,14 @@ MODELS_MANIFEST := models/$(PROFILE)/manifest.json
 endif
 
 .PRECIOUS: models/%/manifest.json data/%/tofu/full.json build/notebooks/%.ipynb
-.PHONY: help venv data models real-model notebooks book book-student assignments grade publish test unit bench clean clean-book \
+.PHONY: help venv data models real-model notebooks book book-student assignments grade publish test unit lint bench clean clean-book \
   $(NOTEBOOKS:%=nb-%)
 
 # Two makes in one checkout: every goal that writes runs under one lock (src/unlearning/makelock.py,
 # standard library only), so a second `make book` waits for the first, then finds done what the
 # first did, instead of writing the same notebooks and pages at once. MAKE_LOCK names the lock file.
 MAKE_LOCK ?= build/make.lock
-LOCKED_GOALS := venv data models real-model notebooks book book-student assignments test unit bench clean clean-book \
+LOCKED_GOALS := venv data models real-model notebooks book book-student assignments test unit lint bench clean clean-book \
   $(NOTEBOOKS:%=nb-%)
 ifeq ($(UNLEARNING_MAKE_LOCK),)
 WANTS_LOCK := $(filter $(LOCKED_GOALS),$(MAKECMDGOALS))
@@ -161,6 +161,9 @@ publish: ## push book/_build/html to the gh-pages branch of REMOTE (default orig
 bench: $(INSTALLED) models/mini/manifest.json $(REAL_MODEL) ## the performance harness (mini models): benchmarks/results.md, about 15 min
 	UNLEARNING_PROGRESS=0 $(BIN)/python benchmarks/bench.py
 
+lint: $(INSTALLED) ## ruff over the library, the tests, the harness and the notebooks (settings in pyproject.toml)
+	$(BIN)/ruff check src tests benchmarks notebooks
+
 unit: $(INSTALLED) ## unit and integration tests only (the real-model tests skip without models/real)
 	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/built
 
@@ -176,6 +179,7 @@ test: ## unit tests (the real model included), every notebook, both editions of 
 	@rm -f $(TEST_TIMES)
 	@$(TIMED) "environment (.venv)" $(MAKE) --no-print-directory venv
 	@$(TIMED) "real model (models/real)" $(MAKE) --no-print-directory real-model
+	$(TIMED) "lint (ruff)" $(BIN)/ruff check src tests benchmarks notebooks
 	$(TIMED) "unit and system tests" env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests --ignore=tests/browser \
 	  --ignore=tests/built -n $(TEST_WORKERS) --dist loadfile
 	$(TIMED) "smoke book (models, chapters, HTML)" $(MAKE) --no-print-directory book book-student PROFILE=smoke

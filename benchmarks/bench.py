@@ -16,7 +16,8 @@
    Llama-2-7B in float32 and bfloat16; one full evaluation of a model of every benchmark.
 
 Every comparison is a median over repetitions whose two sides alternate (the synthesis calls at
-0.5B-7B scale: the fastest of three); nothing here is asserted in a test. Writes `benchmarks/results.md`, `benchmarks/results.json` and
+0.5B-7B scale: the fastest of three); nothing here is asserted in a test. Writes `benchmarks/results.md`,
+`benchmarks/results.json` and
 `benchmarks/time_to_quality.png`.
 
     .venv/bin/python benchmarks/bench.py            # what `make bench` runs (needs make models)
@@ -170,7 +171,8 @@ def measure_loop(loop: str, method_name: str, rule: str, setup: dict) -> dict:
     update = torch.sqrt(sum(((p.detach() - q) ** 2).sum() for p, q in zip(model.parameters(), start_weights)))
     return {"loop": loop, "method": method_name, "rule": rule, "steps": setup["steps"], "tokens": sum(per_step),
             "seconds": seconds, "tokens_per_second": sum(per_step) / seconds,
-            "steady_tokens_per_second": sum(per_step[1:]) / sum(steps[1:]) if len(steps) > 1 else None, "update_norm": float(update),
+            "steady_tokens_per_second": sum(per_step[1:]) / sum(steps[1:]) if len(steps) > 1 else None,
+            "update_norm": float(update),
             "peak_rss_mb": peak_rss_mb()}
 
 
@@ -363,7 +365,8 @@ def report(results: dict) -> str:
         _table(quality["rows"]),
         ("MASC reached a good model **{:.1f}x** as fast as the fastest baseline ({}); the paper reports about 6x on TOFU."
          .format(ratio, quality["fastest_baseline"]) if ratio is not None else
-         f"No ratio: {'MASC did not reach a good model' if quality['fastest_baseline'] else 'no baseline reached a good model'}."),
+         "No ratio: " + ("MASC did not reach a good model" if quality["fastest_baseline"]
+                         else "no baseline reached a good model") + "."),
         "", "![time to a good model](time_to_quality.png)", "",
         "## 3. Our engine against a Trainer-based loop (the same batches of 4 + 4, the same steps)", "",
         _table(loops["speed"]),
@@ -380,7 +383,8 @@ def report(results: dict) -> str:
         f"the step at mini scale: the costliest rule takes **{mini_share:.1%}** "
         f"({'met' if mini_share < 0.10 else 'not met'}).", "",
         _table([r for r in synth["rows"] if "step s" not in r]),
-        "Alone, on random gradients of the shapes named (seconds a call, the fastest of three, since the first calls at this size mostly fault in fresh memory pages; per billion parameters; "
+        "Alone, on random gradients of the shapes named (seconds a call, the fastest of three, since the first calls "
+        "at this size mostly fault in fresh memory pages; per billion parameters; "
         "for Llama-2-7B one decoder layer measured and scaled to the whole model by parameter count). "
         "On a GPU these are a few memory passes each.", "",
         "## 5. One full evaluation per benchmark", "", _table(results["evaluation"]), ""]

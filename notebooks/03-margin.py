@@ -51,12 +51,12 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning.data import collate, encode_qa_split, load_split
-from unlearning.margin import tau_from_rho, violation_fractions, violation_rate
+from unlearning.margin import tau_from_rho, violation_rate
 from unlearning.methods import MASC_DEFAULTS
 from unlearning.metrics.memorization import proposition1_rows, sequence_margins
 from unlearning.models import load_model, load_tokenizer
 from unlearning.plotting import method_color, use_book_style
-from unlearning.protocol import Lab, Protocol
+from unlearning.protocol import Lab
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)

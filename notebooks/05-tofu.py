@@ -56,7 +56,6 @@ check_parameters("05-tofu", globals())  # every parameter, before any work: one 
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -261,8 +260,8 @@ display(Markdown(
     f"{main.loc['Target', 'forget_Q_A_ROUGE']:.2f} (target) to {m['forget_Q_A_ROUGE']:.2f}, against "
     f"{main.loc['Oracle', 'forget_Q_A_ROUGE']:.2f} for the oracle; {below_oracle} of {len(baselines)} baselines "
     f"ended below the oracle's ROUGE-L (median {baselines['forget_Q_A_ROUGE'].median():.2f}). "
-    + (f"The columns marked above cannot move on the tiny models, so the comparisons that use them are read on "
-       f"the real model ({{doc}}`14-tofu-real`)." if flat else "")))
+    + ("The columns marked above cannot move on the tiny models, so the comparisons that use them are read on "
+       "the real model ({doc}`14-tofu-real`)." if flat else "")))
 tradeoff_floors = [flat[k] for k in ("model_utility", "forget_quality") if k in flat]
 display(Markdown("\n\n".join([
     record("masc-speed", (f"{ratio:.1f}x the fastest baseline ({fastest_baseline}) to a good model" if ratio is not None

@@ -53,7 +53,6 @@ check_parameters("06-muse", globals())  # every parameter, before any work: one 
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 

@@ -98,7 +98,7 @@ lines = [f"{m}: {', '.join(f'{c.upper()} {recovered(m, c):+.2f}' for c in codes)
 worst = max(methods, key=lambda m: max(recovered(m, c) for c in codes))
 masc_gain = max(recovered("MASC", c) for c in codes)
 display(Markdown(
-    f"**Did the claim hold in miniature?** Change of forget ROUGE-L after quantization — " + "; ".join(lines) + ". "
+    "**Did the claim hold in miniature?** Change of forget ROUGE-L after quantization — " + "; ".join(lines) + ". "
     f"The largest recovery is {worst}'s. MASC's forget ROUGE-L moves by at most {masc_gain:+.2f}, "
     f"{'so its forgetting survives 4-bit quantization here' if masc_gain < 0.05 else 'so some forgotten answers **come back** after quantization here'}. "
     f"In these tiny models every Linear layer is small, so the 64-weight blocks see fewer outliers than in a "

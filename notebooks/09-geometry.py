@@ -46,7 +46,6 @@ check_parameters("09-geometry", globals())  # every parameter, before any work: 
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import torch
 from IPython.display import Markdown, display

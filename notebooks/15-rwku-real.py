@@ -57,7 +57,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning.benchmarks import get_benchmark
-from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS, summarise
+from unlearning.benchmarks.rwku import TABLE_COLUMNS, summarise
 from unlearning.claims import CANNOT_TELL, record, tally
 from unlearning.data import read_jsonl
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style

@@ -5,7 +5,6 @@ import json
 import sys
 from pathlib import Path
 
-import torch
 from accelerate import Accelerator
 from safetensors.torch import save_file
 

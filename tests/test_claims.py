@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from unlearning import claims
-from unlearning.claims import CANNOT_TELL, CLAIMS, HELD, NOT_HELD, PARTLY, Finding, load_findings, record, render_page, tally
+from unlearning.claims import CANNOT_TELL, CLAIMS, HELD, NOT_HELD, PARTLY, load_findings, record, render_page, tally
 from unlearning.protocol import sago_gains, sago_kept_more
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"

@@ -360,8 +360,9 @@ def test_student_book_config_offers_no_sources():
 
 def test_py_percent_submission_skips_check_and_capstone_cells(tmp_path):
     path = tmp_path / "answer.py"
-    path.write_text(SOURCES.joinpath("A1-margin.py").read_text().replace("# %% tags=[\"capstone\"]",
-                                                                        "# %% tags=[\"capstone\"]\nraise SystemExit('capstone ran')"))
+    capstone = '# %% tags=["capstone"]'
+    source = SOURCES.joinpath("A1-margin.py").read_text()
+    path.write_text(source.replace(capstone, capstone + "\nraise SystemExit('capstone ran')"))
     source = grading.graded_source(path)
     assert "capstone ran" not in source and "check(" not in source
     assert all(r.earned == r.points for r in _grades(source, "A1").values())
@@ -386,7 +387,8 @@ def test_make_grade_writes_a_score_per_exercise_and_fails_on_unreadable(tmp_path
     assert main(["grade", "--assignment", "A4", "--submissions", str(tmp_path / "hand-ins")]) == 1
     rows = _read_csv(tmp_path / "hand-ins" / "grades.csv")
     assert set(rows) == {"alice.py", "bob.ipynb", "carol.py", "dave.ipynb"}
-    assert (rows["alice.py"]["4.1 truth_ratio"], rows["alice.py"]["4.2 forget_quality"], rows["alice.py"]["total"]) == ("5", "5", "10")
+    alice = rows["alice.py"]
+    assert (alice["4.1 truth_ratio"], alice["4.2 forget_quality"], alice["total"]) == ("5", "5", "10")
     assert rows["bob.ipynb"]["total"] == "0"
     assert (rows["carol.py"]["4.1 truth_ratio"], rows["carol.py"]["total"]) == ("0", "5")
     assert rows["dave.ipynb"]["status"].startswith("unreadable") and "dave.ipynb" in capsys.readouterr().err

@@ -60,10 +60,12 @@ def test_cached_npo_reference_equals_live_reference(target, tokenizer, splits):
     cached = reference_logprobs(reference, examples, tokenizer.pad_token_id, batch_size=3)
     batch = collate(examples, tokenizer.pad_token_id)
     with torch.no_grad():
-        live = sequence_logprob(reference(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits, batch["labels"])
+        logits_ref = reference(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+        live = sequence_logprob(logits_ref, batch["labels"])
     assert torch.allclose(cached, live, atol=1e-5)
     logits = target(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits.detach()
-    assert float(npo_loss(logits, batch["labels"], cached)) == pytest.approx(float(npo_loss(logits, batch["labels"], live)), abs=1e-5)
+    expected = float(npo_loss(logits, batch["labels"], live))
+    assert float(npo_loss(logits, batch["labels"], cached)) == pytest.approx(expected, abs=1e-5)
 
 
 def test_masc_stops_by_itself_on_the_forget_set(target, tokenizer, splits):

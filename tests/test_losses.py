@@ -71,7 +71,7 @@ def test_npo_loss_matches_formula_and_is_log2_scaled_at_reference(batch):
     beta = 0.1
     lp = [sum(r) for r in slow_seq_logprobs(logits, labels)]
     ref = torch.tensor([lp[0] + 1.0, lp[1] - 2.0, lp[2]])
-    expected = sum((2 / beta) * math.log(1 + math.exp(beta * (l - r))) for l, r in zip(lp, ref.tolist())) / 3
+    expected = sum((2 / beta) * math.log(1 + math.exp(beta * (lp_i - r))) for lp_i, r in zip(lp, ref.tolist())) / 3
     assert float(npo_loss(logits, labels, ref, beta)) == pytest.approx(expected, rel=1e-5)
     # at the reference the loss is (2/beta) log 2 whatever the logits
     at_ref = npo_loss(logits, labels, torch.tensor(lp), beta)

@@ -6,7 +6,8 @@ import pytest
 import torch
 from scipy.stats import norm
 
-from unlearning.quantize import FP4_LEVELS, NF4_LEVELS, code_book, max_level_gap, dequantize_4bit, quantize_4bit, round_trip_4bit, quantize_model
+from unlearning.quantize import (FP4_LEVELS, NF4_LEVELS, code_book, dequantize_4bit, max_level_gap, quantize_4bit,
+                                 quantize_model, round_trip_4bit)
 
 
 def test_levels_are_the_normal_quantiles_of_qlora():

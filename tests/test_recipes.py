@@ -3,12 +3,11 @@ official scripts, every value with a source, the laboratory's scaling rule worke
 a recipe's run from the command line."""
 
 import json
-import math
 from pathlib import Path
 
 import pytest
 
-from unlearning.recipes import PAPER_SCALE, Scale, budget_steps, laboratory_scale, load, names, scaled, warmup_steps
+from unlearning.recipes import PAPER_SCALE, budget_steps, laboratory_scale, load, names, scaled, warmup_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,7 +95,8 @@ PINNED = {
     ("sago/rwku", "NPO+GD/sum"): dict(SAGO, method="NPO+GD", lr=3e-6, budget={"epochs": 2, "anchor": "forget"},
                                       settings=dict(beta=0.001, alpha=1.0, gamma=1.0)),
     ("sago/rwku", "NPO+GD/pcgrad"): dict(SAGO, method="NPO+GD", rule="pcgrad", lr=8e-6,
-                                         budget={"epochs": 2, "anchor": "forget"}, settings=dict(beta=0.001, alpha=1.0, gamma=1.0)),
+                                         budget={"epochs": 2, "anchor": "forget"},
+                                         settings=dict(beta=0.001, alpha=1.0, gamma=1.0)),
     ("sago/rwku", "NPO+GD/sago"): dict(SAGO, method="NPO+GD", rule="sago", lr=1e-5,
                                        budget={"epochs": 2, "anchor": "forget"}, settings=dict(beta=0.001, alpha=1.0, gamma=1.0)),
     ("sago/rwku", "SimNPO+GD/sum"): dict(SAGO, method="SimNPO+GD", lr=8e-6, budget={"epochs": 2, "anchor": "forget"},

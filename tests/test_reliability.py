@@ -176,7 +176,8 @@ def test_remote_code_in_a_model_or_tokenizer_folder_never_runs(target, tokenizer
                                                "AutoModelForCausalLM": "modeling_evil.EvilForCausalLM"})
     (folder / "config.json").write_text(json.dumps(config))
     tokenizer_config = json.loads((folder / "tokenizer_config.json").read_text())
-    tokenizer_config.update(tokenizer_class="EvilTokenizer", auto_map={"AutoTokenizer": ["tokenization_evil.EvilTokenizer", None]})
+    tokenizer_config.update(tokenizer_class="EvilTokenizer",
+                            auto_map={"AutoTokenizer": ["tokenization_evil.EvilTokenizer", None]})
     (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config))
     with pytest.raises((OSError, ValueError)):
         load_model(folder)

@@ -60,7 +60,9 @@ def test_tofu_split_relationships(world):
 
 
 def test_perturbed_answers_are_wrong_and_distinct(world):
-    for record in load_split(world / "tofu", "forget10_perturbed", PERTURBED) + load_split(world / "tofu", "retain_perturbed", PERTURBED):
+    perturbed = [*load_split(world / "tofu", "forget10_perturbed", PERTURBED),
+                 *load_split(world / "tofu", "retain_perturbed", PERTURBED)]
+    for record in perturbed:
         assert len(record["perturbed_answer"]) == 5
         assert len(set(record["perturbed_answer"])) == 5
         assert record["paraphrased_answer"] not in record["perturbed_answer"]

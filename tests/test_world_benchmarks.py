@@ -167,4 +167,5 @@ def test_hub_errors_are_one_clear_line(tmp_path):
         load("tofu", "locuslab/TOFU", "forget10", mirror=tmp_path)
     with pytest.raises(DataError, match="'<config>/<split>'"):
         get_benchmark("muse-news").locate("muse-bench/MUSE-News", "forget")
-    assert get_benchmark("wmdp").locate("cais/wmdp", "cyber-forget-corpus") == ("cais/wmdp-corpora", "cyber-forget-corpus", "train")
+    assert get_benchmark("wmdp").locate("cais/wmdp", "cyber-forget-corpus") == \
+        ("cais/wmdp-corpora", "cyber-forget-corpus", "train")

@@ -168,7 +168,8 @@ def render_page(findings: dict[str, Finding], profile: str) -> str:
         "is given.",
     ]
     for paper, (title, source) in PAPERS.items():
-        lines += ["", f"## {title}", "", f"{source}.", "", "| Claim | Tested on | The paper | Here | Verdict |", "|---|---|---|---|---|"]
+        lines += ["", f"## {title}", "", f"{source}.", "", "| Claim | Tested on | The paper | Here | Verdict |",
+                  "|---|---|---|---|---|"]
         for claim in (c for c in CLAIMS if c.paper == paper):
             f = findings[claim.key]
             verdict = f"{VERDICT_MARKS[f.verdict]} {f.verdict}" + (f": {f.reason}" if f.reason else "")

@@ -83,7 +83,8 @@ def test_a_smoke_chapter_computes_everything_with_the_network_blocked(tmp_path):
     env.update(PYTHONPATH=str(tmp_path / "blocker"), NETWORK_LOG=str(log), UNLEARNING_PROGRESS="0")
     page = tmp_path / "book" / "generated" / f"{CHAPTER}.ipynb"
     done = subprocess.run([sys.executable, "-m", "unlearning.cli", "execute", str(notebook), "--out", str(page),
-                           "--profile", "smoke", "--parameters", str(ROOT / "notebooks" / "profiles" / "smoke" / f"{CHAPTER}.yaml")],
+                           "--profile", "smoke", "--parameters",
+                           str(ROOT / "notebooks" / "profiles" / "smoke" / f"{CHAPTER}.yaml")],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert not log.exists(), log.read_text()  # nothing tried to leave the machine

@@ -75,7 +75,8 @@ def _margin_gradient(f, ref):
     mine, theirs = base.clone().requires_grad_(True), base.clone().requires_grad_(True)
     out = f(mine, targets, k=2)
     if not isinstance(out, torch.Tensor) or not out.requires_grad:
-        return "the margin must stay differentiable: gradients flow through the gold and rival logits (only the choice of S is detached)"
+        return ("the margin must stay differentiable: gradients flow through the gold and rival logits (only the "
+                "choice of S is detached)")
     out.sum().backward()
     ref.restricted_margin(theirs, targets, k=2).sum().backward()
     if mine.grad is None or not _close(mine.grad, theirs.grad):
