@@ -49,7 +49,8 @@ from IPython.display import Markdown, display
 
 from unlearning.claims import record, tally
 from unlearning.plotting import plot_quantization_dumbbell, use_book_style
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_run, tune_rmu_on_tofu
+from unlearning import recipes
+from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_recipe, tofu_run, tune_rmu_on_tofu
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -72,6 +73,15 @@ for name, folder in folders.items():
         metrics = lab.evaluate("tofu", model_dir, config=config, oracle=oracle)
         rows.append({"method": name, "precision": precision, **metrics})
 results = pd.DataFrame(rows)
+
+# %% [markdown]
+# The models are those of {doc}`05-tofu`, each method with its paper's recipe (RMU, beyond the paper,
+# with the settings that chapter's tuning chose):
+
+# %% tags=["hide-input"]
+for name in dict.fromkeys(tofu_recipe(m) for m in methods if m != "RMU"):
+    recipes.show(lab, name, [m for m in methods if m != "RMU" and tofu_recipe(m) == name], target,
+                 forget_split=forget_split)
 
 # %% mystnb={"figure": {"caption": "Forget-set ROUGE-L (left) and answer probability (right) of every model in full precision (filled circle) and after 4-bit quantization (NF4 square, FP4 triangle). A move to the right after quantization is knowledge coming back.", "name": "fig-quant-dumbbell"}} tags=["hide-input"]
 names = list(folders)

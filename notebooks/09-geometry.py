@@ -65,6 +65,17 @@ runs = {rule: lab.recipe_run(recipe, sago_run_name(recipe, objective, rule)[0], 
 logs = pd.concat([pd.DataFrame(run["log"]).assign(rule=rule) for rule, run in runs.items()], ignore_index=True)
 
 # %% [markdown]
+# The runs, as the SAGO paper's WMDP-Bio configurations set them (each rule its own rate, budget and
+# weights; where no global-PCGrad configuration is released for an objective, its module-wise
+# PCGrad settings run with the global rule):
+
+# %% tags=["hide-input"]
+from unlearning import recipes
+
+recipes.show(lab, recipe, list(dict.fromkeys(sago_run_name(recipe, objective, rule)[0] for rule in rules)),
+             f"base-{size}", benchmark="wmdp", forget_split="bio-forget-corpus")
+
+# %% [markdown]
 # ## Losses along training (the SAGO paper's Fig. 1)
 
 # %% mystnb={"figure": {"caption": "Retain loss (left, lower is better) and forget loss (right; under gradient ascent the forget NLL, which rises) at every step of GA+GD on WMDP-mini under each update rule.", "name": "fig-geometry-losses"}} tags=["hide-input"]
