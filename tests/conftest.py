@@ -4,7 +4,8 @@ import pytest
 
 from unlearning.data import encode_qa_split, load_split
 from unlearning.models import TrainConfig, build_model, train_causal_lm, train_tokenizer
-from unlearning.world import corpus_texts, generate
+from unlearning.learning import tokenizer_texts
+from unlearning.world import generate
 
 
 @pytest.fixture(scope="session")
@@ -16,7 +17,7 @@ def world(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tokenizer(world, tmp_path_factory):
-    return train_tokenizer(corpus_texts(world), 512, tmp_path_factory.mktemp("tok") / "tokenizer")
+    return train_tokenizer(tokenizer_texts(world), 512, tmp_path_factory.mktemp("tok") / "tokenizer")
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""The `unlearning` command: world, rwku-real, learn, unlearn, evaluate, fetch, claims, present, execute,
+"""The `unlearning` command: world, rwku-real, learn, unlearn, evaluate, fetch, claims, execute,
 assignments, grade.
 
     unlearning world --profile smoke --out data
@@ -135,13 +135,6 @@ def _add_claims(sub) -> None:
     p.add_argument("--out", type=Path, default=Path("book/generated/claims.md"), help="the page to write")
 
 
-def _add_present(sub) -> None:
-    p = sub.add_parser("present", help="tidy an executed notebook for the book: one parameters block, with its profile")
-    p.add_argument("notebook", type=Path, help="executed notebook, rewritten in place")
-    p.add_argument("--profile", required=True, help="the profile that produced it")
-    p.add_argument("--parameters", type=Path, required=True, help="the profile's YAML that papermill injected")
-
-
 def _add_execute(sub) -> None:
     p = sub.add_parser("execute", help="run a chapter with papermill into the book (written only once it ran to its end)")
     p.add_argument("notebook", type=Path, help="the chapter's .ipynb (make writes it from notebooks/NAME.py)")
@@ -184,7 +177,7 @@ def parser() -> argparse.ArgumentParser:
     top = _OneLineParser(prog="unlearning", description=__doc__.split("\n\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
     _add_world(sub), _add_rwku_real(sub), _add_learn(sub), _add_unlearn(sub), _add_evaluate(sub), _add_fetch(sub)
-    _add_claims(sub), _add_present(sub), _add_execute(sub), _add_assignments(sub), _add_grade(sub), _add_check(sub)
+    _add_claims(sub), _add_execute(sub), _add_assignments(sub), _add_grade(sub), _add_check(sub)
     return top
 
 
@@ -502,14 +495,6 @@ def cmd_claims(args) -> None:
     print(f"claims page: {write_page(args.findings, args.out, args.profile)}")
 
 
-def cmd_present(args) -> None:
-    from unlearning.presentation import present
-
-    if not args.notebook.is_file():
-        raise FileNotFoundError(f"notebook: file not found: {args.notebook}")
-    present(args.notebook, args.profile, args.parameters)
-
-
 def cmd_execute(args) -> int:
     from papermill.exceptions import PapermillExecutionError
 
@@ -570,7 +555,7 @@ def cmd_grade(args) -> int:
 
 
 COMMANDS = {"world": cmd_world, "rwku-real": cmd_rwku_real, "learn": cmd_learn, "unlearn": cmd_unlearn,
-            "evaluate": cmd_evaluate, "fetch": cmd_fetch, "claims": cmd_claims, "present": cmd_present,
+            "evaluate": cmd_evaluate, "fetch": cmd_fetch, "claims": cmd_claims,
             "execute": cmd_execute, "assignments": cmd_assignments, "grade": cmd_grade, "check": cmd_check}
 INTERRUPTED = "interrupted; finished work is kept, run the command again to complete it"
 

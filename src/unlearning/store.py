@@ -83,17 +83,6 @@ def weights_hash(model_dir: str | Path) -> str:
     return digest
 
 
-def module_hash(*names: str) -> str:
-    """Hash of whole source files of `unlearning` modules or packages, by dotted name
-    (e.g. 'engine', 'metrics'): the code key of a stack that is used as a whole."""
-    root = Path(__file__).parent
-    paths = []
-    for name in names:
-        path = root.joinpath(*name.split("."))
-        paths += sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
-    return file_hash(*paths)
-
-
 PACKAGE_ROOT = Path(__file__).parent
 
 

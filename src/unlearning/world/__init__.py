@@ -105,24 +105,3 @@ def summary(root: str | Path) -> "pandas.DataFrame":  # noqa: F821
                      "real records": REAL_SPLIT_SIZES.get((benchmark, split)),
                      "fields": ", ".join(sorted(records[0])), "example": str(example)[:80]})
     return pd.DataFrame(rows).astype({"real records": "Int64"})
-
-
-def corpus_texts(root: str | Path) -> list[str]:
-    """Every string of a rendered world, for training the tokenizer."""
-    from unlearning.data import read_jsonl
-
-    texts: list[str] = []
-    for path in sorted(Path(root).rglob("*.json")):
-        for record in read_jsonl(path):
-            texts.extend(_strings(record))
-    return texts
-
-
-def _strings(value) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return [str(value)]
