@@ -88,3 +88,26 @@ def test_a_4bit_copy_of_the_real_model(lab):
     a, b = load_model(CHECKPOINT), load_model(copy)
     changed = [n for (n, p), q in zip(a.named_parameters(), b.parameters()) if not torch.equal(p, q)]
     assert changed and all("proj" in n for n in changed)
+
+
+def test_the_released_masc_tofu_run_from_the_command_line_on_the_real_checkpoint(tmp_path, capsys):
+    """Issue 30: `unlearning unlearn --recipe masc/tofu` runs MASC's released TOFU configuration
+    (at the paper's own numbers) on the real checkpoint; capped at 2 steps here."""
+    import json
+
+    from unlearning.cli import main
+
+    code = main(["unlearn", "--recipe", "masc/tofu", "--benchmark", "tofu-real", "--data",
+                 str(ROOT / "data" / "smoke" / "tofu-real"), "--model", str(CHECKPOINT), "--max-steps", "2",
+                 "--store", str(tmp_path)])
+    assert code == 0, capsys.readouterr().err
+    (path,) = tmp_path.glob("*/record.json")
+    record = json.loads(path.read_text())
+    assert record["method"] == "MASC" and record["lora"] == {"r": 16, "alpha": 32, "dropout": 0.05,
+                                                             "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]}
+    optim = record["optim"]
+    assert (optim["lr"], optim["batch_size"], optim["schedule"], optim["decay_groups"], optim["weight_decay"],
+            optim["max_grad_norm"]) == (1e-4, 2, "constant", "all", 0.01, None)
+    assert record["stop"]["kind"] == "violation" and record["stop"]["tolerance"] == 0.475
+    assert record["stop"]["confirm_size"] == 32 and record["hparams"]["gamma"] == 0.05 and record["hparams"]["alpha"] == 0
+    assert record["steps"] <= 2 and [e["lr"] for e in record["log"]] == [1e-4] * record["steps"]
