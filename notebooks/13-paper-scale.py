@@ -66,6 +66,7 @@ from IPython.display import Markdown, display
 from unlearning.metrics.generation import greedy_generate
 from unlearning.models import count_parameters, load_model, load_tokenizer
 from unlearning.runtime import configure_process
+from unlearning.store import release_weights
 
 configure_process()
 model, tokenizer = load_model(real_model), load_tokenizer(real_model)
@@ -106,7 +107,9 @@ for name, extra in variants.items():
     done = subprocess.run([sys.executable, "-m", "unlearning.cli", *command[1:]], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{shlex.join(command)} failed: {done.stderr.strip().splitlines()[-1:]}")
-    record = json.loads((Path(done.stdout.strip().split(" -> ")[-1]).parent / "record.json").read_text())
+    model_dir = Path(done.stdout.strip().split(" -> ")[-1])
+    record = json.loads((model_dir.parent / "record.json").read_text())
+    release_weights(model_dir)  # only the measurement is read: the run's record and hash stay, 540 MB go
     rows.append({"run": name, "method": record["method"], "steps": record["steps"],
                  "device": record["runtime"]["device"], "dtype": record["runtime"]["dtype"],
                  "s / step": (record["train_seconds"] + record["probe_seconds"]) / record["steps"],

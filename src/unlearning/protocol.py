@@ -333,13 +333,14 @@ def sago_run_name(recipe: Recipe, objective: str, rule: str | None) -> tuple[str
 def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, rules=SAGO_RULES, *,
               recipe: str | Recipe, forget_split: str | None = None, retain_split: str | None = None,
               retain_weights=(None,), evaluate_config: EvalConfig = EvalConfig(), scale: Scale | None = None,
-              **options):
+              record_geometry: bool = True, **options):
     """Every (objective, rule, retain weight) run of the SAGO paper's grid, plus each
     objective's forget-only variant, each with the settings of its run in `recipe` (per rule: the
     official rates, budgets and weights differ), and its metrics: one dict per run.
 
     `retain_weights` sweeps alpha (None: the recipe's); geometry is recorded on every run with a
-    retain term, so the geometry chapter reads the same runs; `options` go to every RunSpec
+    retain term unless `record_geometry` is False (it compares four rules on every step's gradients:
+    seconds a step on the real model), so the geometry chapter reads the same runs; `options` go to every RunSpec
     (e.g. `max_steps`, to cap the budgets).
     """
     recipe = load_recipe(recipe) if isinstance(recipe, str) else recipe
@@ -354,8 +355,8 @@ def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, 
             name, note = sago_run_name(recipe, objective, rule)
             for alpha in retain_weights:
                 hparams = {} if alpha is None else {"alpha": alpha}
-                run_record = lab.recipe_run(recipe, name, model, rule=rule, hparams=hparams, record_geometry=True,
-                                            **splits)
+                run_record = lab.recipe_run(recipe, name, model, rule=rule, hparams=hparams,
+                                            record_geometry=record_geometry, **splits)
                 variant = "+GD" if rule == "sum" else f"+GD+{rule}"
                 rows.append({"objective": objective, "variant": variant, "rule": rule, "recipe": name + (
                              f" ({note})" if note else ""), "alpha": run_record["hparams"]["alpha"], "run": run_record,
