@@ -1,11 +1,20 @@
 """Shared fixtures: a small rendered world, a tokenizer trained on it, a tiny target model."""
 
+import signal
+
 import pytest
 
 from unlearning.data import encode_qa_split, load_split
 from unlearning.models import TrainConfig, build_model, train_causal_lm, train_tokenizer
 from unlearning.learning import tokenizer_texts
 from unlearning.world import generate
+
+# A shell that starts a job in the background (`make test &`, a CI runner's wrapper) sets SIGINT to
+# "ignore", and an ignored signal stays ignored across exec: the Ctrl-C tests' children would then
+# never see their SIGINT. Ctrl-C's default disposition is restored for this process and, through
+# exec, for every child the tests start (a handler is reset to the default there).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

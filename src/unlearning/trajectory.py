@@ -78,6 +78,22 @@ def time_to_quality(rows: list[dict], criterion: Criterion) -> dict | None:
     return next((row for row in rows if criterion.met(row)), None)
 
 
+def selected_time(rows: list[dict], criterion: Criterion, self_stopping: bool) -> float | None:
+    """Seconds until a method *holds* a good model, paying for how it finds it (issue 31's fair
+    speed measure, beyond the paper): a self-stopping method (MASC: its probes are already in its
+    run time) has its final model, which counts only if it meets `criterion`; any other method must
+    evaluate its checkpoints to find the first good one, so every evaluation up to and including
+    that checkpoint (`eval_seconds`) is added to its run time there. None: never."""
+    if self_stopping:
+        return rows[-1]["seconds"] if criterion.met(rows[-1]) else None
+    spent = 0.0
+    for row in rows[1:]:
+        spent += row.get("eval_seconds", 0.0)
+        if criterion.met(row):
+            return row["seconds"] + spent
+    return None
+
+
 def speed_ratio(reached: dict[str, dict | None], method: str = "MASC") -> tuple[float | None, str | None]:
     """How many times faster `method` reached a good model than the fastest other method that did:
     (ratio, that method's name); (None, name) when `method` never did, (None, None) when no other did."""
