@@ -50,9 +50,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.claims import CANNOT_TELL, record, tally
+from unlearning.claims import record
+from unlearning.data import load_split
 from unlearning.gates import FOUR_CHOICE_CHANCE, PARAPHRASE_CHANCE, scale_table, verdicts
 from unlearning.plotting import use_book_style
+from unlearning.verdicts import grows_with_size, item_resolution
 
 use_book_style()
 if not Path(manifest_path).is_file():
@@ -164,8 +166,9 @@ display(Markdown(
     f"{passed} of {len(required)} required quality-gate checks pass "
     f"({int(checks['passed'].sum())} of {len(checks)} with the reported ones); the failing ones are listed "
     f"in the table above and are reported, not hidden."))
-steps = list(zip(verbatim, verbatim.iloc[1:]))
+# the gates read forget10: one of its answers moves the mean ROUGE-L by at most 1/n
+profile = Path(manifest_path).parent.name
+resolution = item_resolution(len(load_split(Path("data") / profile / "tofu", "forget10")))
 display(Markdown(record("masc-memorise-scale", f"target forget ROUGE-L {trend(verbatim)} over sizes "
                         f"{scale['size'].iloc[0]}-{scale['size'].iloc[-1]}",
-                        tally(sum(b >= a for a, b in steps), len(steps)) if steps else CANNOT_TELL,
-                        Path(manifest_path).parent.name, reason="" if steps else "one model size in this profile")))
+                        grows_with_size(list(verbatim), resolution), profile)))

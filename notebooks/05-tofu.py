@@ -43,8 +43,6 @@ rmu_grid = {"steering": [1.0, 4.0, 16.0], "alpha": [100.0, 1200.0], "lr_multiple
 # time to a good model (largest split): weights kept at steps 2, then each about `growth` times the last
 checkpoint_first = 2
 checkpoint_growth = 2.0
-quality_tolerance = 0.05  # a good model: forget ROUGE-L at most the oracle's + this ...
-utility_share = 0.9       # ... with model utility at least this share of the target's
 device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
@@ -60,11 +58,11 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning import recipes
-from unlearning.claims import CANNOT_TELL, HELD, NOT_HELD, record, tally
+from unlearning.claims import record
 from unlearning.floors import agreeing, mark, separated
 from unlearning.plotting import DIVERGED, method_color, plot_radar, use_book_style
-from unlearning.protocol import (PAPER_BASELINES, Lab, Protocol, eval_config, tofu_oracle, tofu_recipe, tofu_run,
-                                 tune_rmu_on_tofu)
+from unlearning.protocol import (PAPER_BASELINES, Lab, Protocol, eval_config, tofu_oracle, tofu_recipe,
+                                 tofu_resolutions, tofu_run, tune_rmu_on_tofu)
 from unlearning.trajectory import checkpoint_steps
 
 use_book_style()
@@ -144,26 +142,32 @@ plt.show()
 # End-of-run times compare how long each method *runs*, not what it *reaches*: a baseline that
 # overshoots to a broken model and a run that stops near the oracle are not the same result. The
 # measure the paper's speed claim implies is the time to a good model. The runs above kept their
-# weights along the way (at the steps printed below); each copy is evaluated like any model (its
-# evaluation time is reported apart, never counted), and the time axis is the run's own wall time
-# up to that step, MASC's probes included.
+# weights along the way (at the steps printed below); each copy is evaluated like any model, and the
+# time axis is the run's own wall time up to that step, MASC's probes included. A good model is one
+# as good as the oracle within what the evaluation can see: forget ROUGE-L at most the oracle's plus
+# one forget item, model utility at least the oracle's minus one item of its smallest set.
+#
+# The figure plots run time alone. The claim row *beyond the paper* asks the fair question: a
+# baseline has no rule that tells it when its model is good, so it pays for the evaluations that
+# find its good checkpoint (every checkpoint evaluated up to that one), while MASC's final model is
+# its answer and its probes are already in its time.
 
 # %% tags=["hide-input"]
 from unlearning.plotting import plot_time_to_quality
-from unlearning.trajectory import Criterion, quality_table, speed_ratio, time_to_quality, trajectory
+from unlearning.trajectory import Criterion, quality_table, time_to_quality, trajectory
 
 main_config = eval_config("tofu", main_split)
 start = {k: v for k, v in main.loc["Target"].items() if k not in ("split", "method", "seconds", "steps")}
 oracle_point = {**oracles[main_split], "forget_quality": 1.0}
-criterion = Criterion("forget_Q_A_ROUGE", oracles[main_split]["forget_Q_A_ROUGE"], quality_tolerance, "model_utility",
-                      utility_share * start["model_utility"])
+resolution = tofu_resolutions(lab, "tofu", main_split)  # one item of each evaluation set
+criterion = Criterion("forget_Q_A_ROUGE", oracles[main_split]["forget_Q_A_ROUGE"], resolution["1-ROUGE-L"],
+                      "model_utility", oracles[main_split]["model_utility"] - resolution["MU"])
 trajectories = {m: trajectory(lab, "tofu", records[main_split, m], start, config=main_config, oracle=oracles[main_split])
                 for m in methods}
 reached = {m: time_to_quality(points, criterion) for m, points in trajectories.items()}
-ratio, fastest_baseline = speed_ratio(reached, "MASC")
 display(Markdown(f"Checkpoints at steps {', '.join(map(str, schedule))} (and each run's last step). A good model: "
-                 f"{criterion.describe()}, i.e. within {quality_tolerance:g} of the oracle's forget ROUGE-L and at "
-                 f"least {utility_share:.0%} of the target's model utility."))
+                 f"{criterion.describe()}, i.e. the oracle's forget ROUGE-L plus one forget item and its model "
+                 f"utility minus one item."))
 
 # %% mystnb={"figure": {"caption": "Forget quality, forget ROUGE-L and model utility of each run against the seconds it had run, from its start model through its checkpoints to its final model. The dashed line is the oracle; the green band is the forget level of a good model, the dotted red line its utility floor; a star marks where a run first met both.", "name": "fig-tofu-time-to-quality"}} tags=["hide-input"]
 fig = plot_time_to_quality(trajectories, oracle_point, criterion, reached)
@@ -232,46 +236,40 @@ table.style.format(precision=3, na_rep=DIVERGED).format(
 # ## Did the claim hold?
 
 # %% tags=["hide-input"]
+from unlearning import verdicts
+from unlearning.trajectory import selected_time
+
 baselines = main.loc[[m for m in methods if m in PAPER_BASELINES]]  # the comparison the paper makes
-fastest = baselines["seconds"].min()
 m = main.loc["MASC"]
-better_mu = int((baselines["model_utility"] <= m["model_utility"]).sum())
-better_fq = int((baselines["forget_quality"] <= m["forget_quality"]).sum())
-below_oracle = int((baselines["forget_Q_A_ROUGE"] < main.loc["Oracle", "forget_Q_A_ROUGE"]).sum())
 speedup = baselines["seconds"] / m["seconds"]
-if ratio is not None:
-    to_quality = (f"To a good model ({{ref}}`tofu-time-to-quality`), MASC took {reached['MASC']['seconds']:.1f} s and the "
-                  f"fastest baseline, {fastest_baseline}, {reached[fastest_baseline]['seconds']:.1f} s: **{ratio:.1f}x**"
-                  f"{' faster' if ratio > 1 else ''} (the paper reports about 6x on TOFU). ")
-    speed_verdict = HELD if ratio > 1 else NOT_HELD
-elif reached.get("MASC") is not None:
-    to_quality = (f"Only MASC reached a good model ({{ref}}`tofu-time-to-quality`), after "
-                  f"{reached['MASC']['seconds']:.1f} s; no baseline did within its budget. ")
-    speed_verdict = HELD
-else:
-    to_quality = ("MASC did not reach a good model ({ref}`tofu-time-to-quality`)" +
-                  (f"; {fastest_baseline} did, after {reached[fastest_baseline]['seconds']:.1f} s. " if fastest_baseline
-                   else ", nor did any baseline. "))
-    speed_verdict = NOT_HELD if fastest_baseline else CANNOT_TELL
+paper_ratio = verdicts.paper_speedup("tofu")
+speed = verdicts.speed_against_paper(m["seconds"], baselines["seconds"].to_dict(), "tofu",
+                                     bool(records[main_split, "MASC"]["stopped"]))
+# the fair time to a good model: MASC's final model, or a baseline's first good checkpoint plus the evaluations that found it
+held = {name: selected_time(trajectories[name], criterion, self_stopping=(name == "MASC")) for name in ["MASC", *baselines.index]}
+fair = verdicts.speed_to_good_model(held["MASC"], {b: held[b] for b in baselines.index})
+# the trade-off at matched forgetting: each baseline read at its point that forgets as much as MASC's final model
+matched = {b: verdicts.matched_point(trajectories[b], m["forget_Q_A_ROUGE"]) for b in baselines.index}
+axes = {"MASC": verdicts.tofu_axes(m), **{b: verdicts.tofu_axes(p) for b, p in matched.items()}}
+tradeoff = verdicts.tofu_tradeoff(axes, resolution, floors=verdicts.axis_floors(flat))
+display(pd.DataFrame(axes).T.assign(**{"read at step": [int(m["steps"])] + [int(p["step"]) for p in matched.values()]})
+        .round(3).rename_axis("at matched forgetting"))
 display(Markdown(
-    f"**Did the claim hold in miniature?** {to_quality}End to end, on {main_split}, MASC stopped by itself after "
-    f"{int(m['steps'])} steps in {m['seconds']:.1f} s; the baselines' {int(baselines['steps'].iloc[0])}-step budgets took "
-    f"{baselines['seconds'].min():.1f}-{baselines['seconds'].max():.1f} s, i.e. MASC's run was {speedup.min():.1f}x to "
-    f"{speedup.max():.1f}x shorter (mean {speedup.mean():.1f}x), but that compares where the runs end, not what they reach. "
-    f"Its model utility ({m['model_utility']:.2f}) is at least that of {better_mu} of {len(baselines)} baselines and "
-    f"its forget quality ({m['forget_quality']:.2g}) at least that of {better_fq}. Forget ROUGE-L went from "
-    f"{main.loc['Target', 'forget_Q_A_ROUGE']:.2f} (target) to {m['forget_Q_A_ROUGE']:.2f}, against "
-    f"{main.loc['Oracle', 'forget_Q_A_ROUGE']:.2f} for the oracle; {below_oracle} of {len(baselines)} baselines "
-    f"ended below the oracle's ROUGE-L (median {baselines['forget_Q_A_ROUGE'].median():.2f}). "
-    + ("The columns marked above cannot move on the tiny models, so the comparisons that use them are read on "
-       "the real model ({doc}`14-tofu-real`)." if flat else "")))
-tradeoff_floors = [flat[k] for k in ("model_utility", "forget_quality") if k in flat]
+    f"**Did the claims hold in miniature?** *Speed, the paper's question*: MASC stopped "
+    f"{'by itself' if records[main_split, 'MASC']['stopped'] else 'at its step cap'} after {int(m['steps'])} steps in "
+    f"{m['seconds']:.1f} s; the paper's baselines ran their full official budgets in {baselines['seconds'].min():.1f}-"
+    f"{baselines['seconds'].max():.1f} s: **{speedup.min():.1f}x** faster than the fastest (the paper: "
+    f"{paper_ratio[0]:.1f}x, {paper_ratio[1]:.1f}-{paper_ratio[2]:.1f}x within its error bars). *Time to a good "
+    f"model, each paying for finding it*: " + ", ".join(f"{k} {'never' if s is None else f'{s:.1f} s'}" for k, s in held.items())
+    + ". *Trade-off at matched forgetting* (table above: each baseline read at the checkpoint whose forget ROUGE-L "
+    f"is closest to MASC's {m['forget_Q_A_ROUGE']:.2f}): {tradeoff.reason or tradeoff.verdict}. Ties are differences "
+    f"within one item ({', '.join(f'{a} {r:.3f}' for a, r in resolution.items())})."
+    + (" The columns marked above cannot move on the tiny models; those axes are not read here, and "
+       "{doc}`14-tofu-real` reads them on a real model." if flat else "")))
 display(Markdown("\n\n".join([
-    record("masc-speed", (f"{ratio:.1f}x the fastest baseline ({fastest_baseline}) to a good model" if ratio is not None
-                          else "MASC alone reached a good model" if speed_verdict == HELD
-                          else "MASC did not reach a good model" if reached.get("MASC") is None else "no comparison")
-           + f"; runs {speedup.min():.1f}x-{speedup.max():.1f}x shorter end to end", speed_verdict, profile,
-           reason="" if speed_verdict != CANNOT_TELL else "no run reached a good model within its budget"),
-    record("masc-tradeoff", f"model utility ≥ {better_mu} of {len(baselines)} baselines', forget quality ≥ {better_fq}",
-           CANNOT_TELL if tradeoff_floors else tally(int(better_mu >= len(baselines) / 2) + int(better_fq >= len(baselines) / 2), 2),
-           profile, reason="; ".join(tradeoff_floors))])))
+    record("masc-speed", f"{speedup.min():.1f}x the fastest of the paper's baselines (full budgets), MASC "
+           f"{'self-stopped' if records[main_split, 'MASC']['stopped'] else 'at its cap'}", speed, profile),
+    record("masc-speed-to-good-model", ", ".join(f"{k} {'never' if s is None else f'{s:.1f} s'}" for k, s in held.items()),
+           fair, profile),
+    record("masc-tradeoff", f"at matched forgetting, MU {axes['MASC']['MU']:.3f} against "
+           + ", ".join(f"{b} {a['MU']:.3f}" for b, a in axes.items() if b != "MASC"), tradeoff, profile)])))

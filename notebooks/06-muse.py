@@ -56,10 +56,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.claims import record, tally
+from unlearning.claims import record
 from unlearning.floors import agreeing, mark, near_level
 from unlearning.plotting import method_color, use_book_style
 from unlearning import recipes
+from unlearning import verdicts
 from unlearning.protocol import PAPER_BASELINES, Lab, Protocol, tune_rmu
 
 use_book_style()
@@ -161,20 +162,27 @@ table.round(3)
 # ## Did the claim hold?
 
 # %% tags=["hide-input"]
-lines, removed = [], {}
+lines, removed, cases = [], {}, []
 for corpus in corpora:
     part = results[results.corpus == corpus].set_index("method")
     m, t, o = part.loc["MASC"], part.loc["Target"], part.loc["Oracle"]
     base = part.loc[[x for x in methods if x in PAPER_BASELINES]]  # the comparison the paper makes
+    # one continuation of the VerbMem set moves its mean by at most 1/n
+    resolution = verdicts.item_resolution(lab.forget_size(corpus, "verbmem/forget"))
+    knowmem_resolution = verdicts.item_resolution(lab.forget_size(corpus, "knowmem/retain_qa"))
+    cases.append(verdicts.verbatim_removed(t["verbmem_f"], m["verbmem_f"], o["verbmem_f"], resolution,
+                                           m["knowmem_r"], list(base["knowmem_r"]), knowmem_resolution))
     lines.append(
         f"On {corpus}, MASC took {m['seconds']:.1f} s ({int(m['steps'])} steps) against {base['seconds'].min():.1f}-"
         f"{base['seconds'].max():.1f} s for the baselines; VerbMem {t['verbmem_f']:.2f} → {m['verbmem_f']:.2f} "
-        f"(oracle {o['verbmem_f']:.2f}), KnowMem forget {t['knowmem_f']:.2f} → {m['knowmem_f']:.2f} (oracle "
-        f"{o['knowmem_f']:.2f}), KnowMem retain {t['knowmem_r']:.2f} → {m['knowmem_r']:.2f}, PrivLeak "
-        f"{t['privleak']:.0f} → {m['privleak']:.0f}.")
+        f"(oracle {o['verbmem_f']:.2f}; one item {resolution:.3f}), KnowMem forget {t['knowmem_f']:.2f} → "
+        f"{m['knowmem_f']:.2f} (oracle {o['knowmem_f']:.2f}), KnowMem retain {t['knowmem_r']:.2f} → {m['knowmem_r']:.2f} "
+        f"(baselines {', '.join(f'{v:.2f}' for v in base['knowmem_r'])}), PrivLeak {t['privleak']:.0f} → "
+        f"{m['privleak']:.0f}: {cases[-1].verdict}" + (f" ({cases[-1].reason})" if cases[-1].reason else "") + ".")
     removed[corpus] = (t["verbmem_f"], m["verbmem_f"], o["verbmem_f"])
-display(Markdown("**Did the claim hold in miniature?** " + " ".join(lines)))
-# the claim is about verbatim memorisation: MASC's VerbMem forget within 0.05 of the oracle's
+display(Markdown("**Did the claim hold in miniature?** " + " ".join(lines) + " Removed means VerbMem at most the "
+                 "oracle's plus one item; like the baselines means KnowMem retain no lower than the baselines' median "
+                 "by more than one item (a model that forgets by collapsing does not count)."))
 display(Markdown(record(
     "masc-muse", "; ".join(f"{c}: VerbMem {t:.2f} → {m:.2f} (oracle {o:.2f})" for c, (t, m, o) in removed.items()),
-    tally(sum(m <= o + 0.05 for t, m, o in removed.values()), len(removed)), profile)))
+    verdicts.combine(cases, corpora), profile)))

@@ -47,9 +47,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.claims import record, tally
+from unlearning.claims import record
 from unlearning.plotting import plot_quantization_dumbbell, use_book_style
 from unlearning import recipes
+from unlearning import verdicts
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_recipe, tofu_run, tune_rmu_on_tofu
 
 use_book_style()
@@ -58,7 +59,8 @@ protocol = Protocol()
 config = eval_config("tofu", forget_split)
 target = f"tofu/target-{size}"
 oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
-folders = {"Target": lab.model(target)}
+# the controls: the target and the oracle show what 4-bit quantization does to a model nobody unlearned
+folders = {"Target": lab.model(target), "Oracle": lab.model(tofu_oracle(forget_split, size))}
 # every method as the TOFU chapter runs it (its paper's recipe; RMU with the pair that chapter chose
 # for this target): the same runs, read back from the store; MASC's LoRA adapters are merged into its
 # weights, which are what a 4-bit deployment quantizes
@@ -99,20 +101,32 @@ wide.loc[names].round(3)
 # ## Did the claim hold?
 
 # %% tags=["hide-input"]
-def recovered(name: str, code: str, key: str = "forget_Q_A_ROUGE") -> float:
+def change(name: str, code: str, key: str = "forget_Q_A_ROUGE") -> float:
+    """How much 4-bit `code` moves `name`'s forget ROUGE-L (positive: knowledge coming back)."""
     part = results[results.method == name].set_index("precision")[key]
     return float(part[code] - part["fp32"])
 
 
-lines = [f"{m}: {', '.join(f'{c.upper()} {recovered(m, c):+.2f}' for c in codes)}" for m in methods]
-worst = max(methods, key=lambda m: max(recovered(m, c) for c in codes))
-masc_gain = max(recovered("MASC", c) for c in codes)
+def fp32(name: str, key: str = "forget_Q_A_ROUGE") -> float:
+    return float(results[(results.method == name) & (results.precision == "fp32")][key].iloc[0])
+
+
+resolution = verdicts.item_resolution(lab.forget_size("tofu", forget_split))  # one forget item
+control = {c: max(abs(change("Target", c)), abs(change("Oracle", c))) for c in codes}  # what 4-bit does on its own
+cases = {m: {c: verdicts.survives_quantization(fp32(m), fp32(m) + change(m, c), fp32("Target"), resolution, control[c])
+             for c in codes} for m in methods}
+lines = [f"{m}: " + ", ".join(f"{c.upper()} {change(m, c):+.2f} ({v.verdict}: {v.reason})" for c, v in cases[m].items())
+         for m in methods]
 display(Markdown(
-    "**Did the claim hold in miniature?** Change of forget ROUGE-L after quantization — " + "; ".join(lines) + ". "
-    f"The largest recovery is {worst}'s. MASC's forget ROUGE-L moves by at most {masc_gain:+.2f}, "
-    f"{'so its forgetting survives 4-bit quantization here' if masc_gain < 0.05 else 'so some forgotten answers **come back** after quantization here'}. "
-    f"In these tiny models every Linear layer is small, so the 64-weight blocks see fewer outliers than in a "
-    f"7B model; the effect size is not expected to transfer, its direction is what this chapter tests."))
+    "**Did the claim hold in miniature?** The controls first: quantization alone moves the target's forget ROUGE-L by "
+    + ", ".join(f"{c.upper()} {change('Target', c):+.2f}" for c in codes) + " and the oracle's by "
+    + ", ".join(f"{c.upper()} {change('Oracle', c):+.2f}" for c in codes) + f"; with one forget item ({resolution:.3f}) "
+    "that is the smallest rise the check can see. A method recovers when its forget ROUGE-L rises by more than that; "
+    "the share is (quantized - unlearned) / (target - unlearned), and a method that removed no more than the noise "
+    "cannot pass or fail. " + "; ".join(lines) + ". In these tiny models every Linear layer is small, so the "
+    "64-weight blocks see fewer outliers than in a 7B model; the effect size is not expected to transfer, its "
+    "direction is what this chapter tests."))
 display(Markdown(record("masc-quantization", "MASC's forget ROUGE-L after 4-bit: " + ", ".join(
-    f"{c.upper()} {recovered('MASC', c):+.2f}" for c in codes) + f" (largest recovery of any method: {worst})",
-    tally(sum(recovered("MASC", c) < 0.05 for c in codes), len(codes)), profile)))
+    f"{c.upper()} {change('MASC', c):+.2f}" for c in codes) + " (controls " + ", ".join(
+    f"{c.upper()} ±{control[c]:.2f}" for c in codes) + ")",
+    verdicts.combine(list(cases["MASC"].values()), [c.upper() for c in codes]), profile)))

@@ -50,7 +50,8 @@ import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
-from unlearning.claims import HELD, NOT_HELD, PARTLY, record, tally
+from unlearning import verdicts
+from unlearning.claims import record
 from unlearning.plotting import RULE_COLORS, use_book_style
 from unlearning.protocol import Lab, sago_run_name
 from unlearning.recipes import load as load_recipe
@@ -197,7 +198,7 @@ display(Markdown(
     f"and the two small vectors above show how it fails."))
 display(Markdown("\n\n".join([
     record("sago-never-opposes", "smallest cos(g_final, g_r) over all steps: " + ", ".join(f"{r} {v:.3f}" for r, v in nonneg.items()),
-           tally(sum(v >= -1e-6 for v in nonneg.values()), len(nonneg)), profile),
+           verdicts.construction_check(nonneg), profile),
     record("sago-tighter", f"SAGO better aligned than module-wise PCGrad at {share:.0%} of the steps "
            f"(mean Comb-Retain {', '.join(f'{r} {mean_cos[r]:.2f}' for r in ('pcgrad', 'sago') if r in mean_cos)})",
-           HELD if share == 1 else PARTLY if share > 0.5 else NOT_HELD, profile)])))
+           verdicts.more_often(int((both.cos_retain_sago > both.cos_retain_pcgrad).sum()), len(both)), profile)])))

@@ -57,9 +57,11 @@ from IPython.display import Markdown, display
 
 from unlearning import recipes
 from unlearning.metrics.choice import recovery_percent
-from unlearning.claims import CANNOT_TELL, record, tally
+from unlearning.benchmarks.wmdp import FOUR_CHOICE_CHANCE
+from unlearning.claims import record
 from unlearning.floors import mark, near_level
 from unlearning.plotting import plot_pareto, use_book_style
+from unlearning import verdicts
 from unlearning.protocol import Lab, sago_grid
 
 use_book_style()
@@ -109,10 +111,13 @@ table = main.set_index(["split", "objective", "variant"])[list(columns)].rename(
 display(Markdown(f"Target (base-{size}): WMDP-Bio {target['wmdp-bio_accuracy']:.3f}, WMDP-Cyber "
                  f"{target['wmdp-cyber_accuracy']:.3f}, MMLU {target['mmlu_accuracy']:.3f}."))
 # a four-choice accuracy the target already answers at chance cannot drop (nothing to unlearn)
+# each question set's size: an accuracy within its 95 % sampling interval of chance carries no signal
+questions = {s: lab.forget_size("wmdp", s) for s in ("wmdp-bio", "wmdp-cyber", "mmlu")}
 flat = {}
 for column in ("wmdp-bio_accuracy", "wmdp-cyber_accuracy", "mmlu_accuracy"):
-    flat.update(near_level(target[column], 0.25, column, column.replace("_accuracy", "").replace("wmdp", "WMDP"),
-                           "chance, 1/4"))
+    width = verdicts.accuracy_resolution(target[column], questions[column.replace("_accuracy", "")], paired=False)
+    flat.update(near_level(target[column], FOUR_CHOICE_CHANCE, column, column.replace("_accuracy", "").replace("wmdp", "WMDP"),
+                           "chance, 1/4", tolerance=width))
 flat_columns = {"mmlu_accuracy": "MMLU"} | ({"forget": "WMDP (own split)"} if all(
     f"wmdp-{split}_accuracy" in flat for split in splits) else {})
 table, note = mark(table, {k: v for k, v in flat.items() if k in flat_columns}, flat_columns,
@@ -133,8 +138,8 @@ axs = axs[0]
 for ax, objective in zip(axs, objectives):
     plot_pareto(ax, results[results.objective == objective], "forget", "mmlu_accuracy")
     ax.axhline(target["mmlu_accuracy"], color="black", linestyle="--", linewidth=0.8, label="target MMLU")
-    ax.axhline(0.25, color="grey", linestyle=":", linewidth=0.8)
-    ax.axvline(0.25, color="grey", linestyle=":", linewidth=0.8)
+    ax.axhline(FOUR_CHOICE_CHANCE, color="grey", linestyle=":", linewidth=0.8)
+    ax.axvline(FOUR_CHOICE_CHANCE, color="grey", linestyle=":", linewidth=0.8)
     ax.set_title(objective.replace("GradDiff", "GA+GD"))
     ax.set_xlabel("WMDP accuracy (forget, lower is better)")
 axs[0].set_ylabel("MMLU accuracy")
@@ -173,32 +178,43 @@ def verdict(split: str, objective: str) -> str:
             f"{naive['forget']:.2f} / {pc['forget']:.2f} / {sago['forget']:.2f}")
 
 
-ordered = int(((pivot["pcgrad_global"] <= pivot["pcgrad"]) & (pivot["pcgrad"] <= pivot["sago"])).sum())
-display(Markdown(
-    "**Did the claim hold in miniature?** " + "; ".join(verdict(*case) for case in cases) + ". "
-    f"Retention rose monotonically from global PCGrad to module-wise PCGrad to SAGO for {ordered} of "
-    f"{len(pivot)} objectives and splits. A higher recovery only counts at comparable forgetting; the Pareto panels "
-    "show whether a rule moved the whole front or only traded forgetting for utility." + (
-        f" The target is only {target['wmdp-bio_accuracy'] - 0.25:.2f} above chance on WMDP-Bio, so every method's "
-        "forgetting is small and differences of one or two questions are noise." if target["wmdp-bio_accuracy"] < 0.45 else "")))
-
-
-def recovered(split: str, objective: str) -> bool:
-    """Both PCGrad and SAGO keep more MMLU than +GD, with forget accuracy at most 0.05 above its."""
+def rows(split: str, objective: str) -> pd.DataFrame:
     part = main[(main.split == split) & (main.objective == objective)].set_index("rule")
-    return all(part.loc[r, "recovery %"] > part.loc["sum", "recovery %"]
-               and part.loc[r, "forget"] <= part.loc["sum", "forget"] + 0.05 for r in ("pcgrad", "sago"))
+    return part.rename(columns={"mmlu_accuracy": "utility"})
 
 
-noise = (f"the target is only {target['wmdp-bio_accuracy'] - 0.25:.2f} above chance on WMDP-Bio, so forgetting "
-         "differences are one or two questions" if target["wmdp-bio_accuracy"] < 0.45 else "")
-mmlu_floor = flat.get("mmlu_accuracy", "")
+def resolutions(split: str) -> tuple[float, float]:
+    """The 95 % sampling interval of a difference of two models' accuracies on the forget split and on MMLU."""
+    return (verdicts.accuracy_resolution(target[f"wmdp-{split}_accuracy"], questions[f"wmdp-{split}"]),
+            verdicts.accuracy_resolution(target["mmlu_accuracy"], questions["mmlu"]))
+
+
+recovery = {}
+for split, objective in cases:
+    part = rows(split, objective)
+    no_signal = (verdicts.knowledge_to_remove(target[f"wmdp-{split}_accuracy"], FOUR_CHOICE_CHANCE, questions[f"wmdp-{split}"])
+                 or flat.get("mmlu_accuracy", ""))
+    recovery[split, objective] = verdicts.utility_recovered(
+        part.loc["sum"], {r: part.loc[r] for r in ("pcgrad", "sago")}, *resolutions(split), no_signal=no_signal)
+granularity = {}
+for split, objective in pivot.index:
+    part = rows(split, objective)
+    order = ["pcgrad_global", "pcgrad", "sago"]
+    granularity[split, objective] = verdicts.ordered_by_granularity(
+        [part.loc[r, "utility"] for r in order], [part.loc[r, "forget"] for r in order], *resolutions(split))
+label = {case: f"{case[0]} {case[1].replace('GradDiff', 'GA+GD')}" for case in [*cases, *pivot.index]}
+display(Markdown(
+    "**Did the claims hold in miniature?** " + "; ".join(
+        f"{verdict(*case)}: {recovery[case].verdict}" + (f" ({recovery[case].reason})" if recovery[case].reason else "")
+        for case in cases) + ". Retention from global PCGrad to module-wise PCGrad to SAGO: " + "; ".join(
+        f"{label[case]} {v.verdict}" + (f" ({v.reason})" if v.reason else "") for case, v in granularity.items()) + ". "
+    "Differences are read against the 95 % sampling interval of two accuracies on the same questions ("
+    + ", ".join(f"{split}: forget {resolutions(split)[0]:.3f}, MMLU {resolutions(split)[1]:.3f}" for split in splits)
+    + "); a recovery only counts where forgetting is no weaker than +GD's by more than that."))
 display(Markdown("\n\n".join([
     record("sago-wmdp-recovery", "; ".join(verdict(*case) for case in cases),
-           CANNOT_TELL if noise or mmlu_floor else tally(sum(recovered(*case) for case in cases), len(cases)),
-           profile, reason="; ".join(r for r in (noise, mmlu_floor) if r)),
+           verdicts.combine([recovery[c] for c in cases], [label[c] for c in cases]), profile),
     record("sago-granularity", "MMLU " + "; ".join(
-        f"{split} {o.replace('GradDiff', 'GA+GD')} "
-        f"{' / '.join(f'{pivot.loc[(split, o), r]:.3f}' for r in ('pcgrad_global', 'pcgrad', 'sago'))}"
-        for split, o in pivot.index), CANNOT_TELL if mmlu_floor else tally(ordered, len(pivot)), profile,
-        reason=mmlu_floor)])))
+        f"{label[split, o]} {' / '.join(f'{pivot.loc[(split, o), r]:.3f}' for r in ('pcgrad_global', 'pcgrad', 'sago'))}"
+        for split, o in pivot.index),
+        verdicts.combine(list(granularity.values()), [label[c] for c in granularity]), profile)])))

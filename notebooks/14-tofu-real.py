@@ -66,11 +66,13 @@ from IPython.display import Markdown, display
 
 from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE, known_items
-from unlearning.claims import CANNOT_TELL, record, tally
+from unlearning.claims import CANNOT_TELL, record
 from unlearning.models import load_model, load_tokenizer
 from unlearning.plotting import DIVERGED, method_color, plot_quantization_dumbbell, plot_radar, use_book_style
 from unlearning import recipes
-from unlearning.protocol import PAPER_BASELINES, REAL_BASE, Lab, Protocol, eval_config, tofu_recipe, tune_rmu
+from unlearning import verdicts
+from unlearning.protocol import (PAPER_BASELINES, REAL_BASE, Lab, Protocol, eval_config, tofu_recipe, tofu_resolutions,
+                                 tune_rmu)
 from unlearning.world.real_facts import candidates
 
 use_book_style()
@@ -177,6 +179,7 @@ damaged = {m: results.loc[m, "model_utility"] for m in methods}
 if "RMU" in methods:
     damaged.update({f"RMU grid, c = {r['steering x norm']:g} x norm": r["model_utility"] for r in tuned.rows})
 collapsed = min(damaged, key=damaged.get)
+resolution = tofu_resolutions(lab, "tofu-real", forget_split)  # one item of each evaluation set
 signals = pd.DataFrame([
     {"check": "forget quality of the target (KS p-value) < 0.01", "value": results.loc["Target", "forget_quality"],
      "holds": results.loc["Target", "forget_quality"] < 0.01},
@@ -188,9 +191,9 @@ signals = pd.DataFrame([
      "value": learned[target]["forget_paraphrase_accuracy"],
      "oracle": learned[oracle_name]["forget_paraphrase_accuracy"],
      "holds": learned[target]["forget_paraphrase_accuracy"] > PARAPHRASE_CHANCE},
-    {"check": f"model utility: target minus the most damaged model ({collapsed})",
+    {"check": f"model utility: target minus the most damaged model ({collapsed}) > one item ({resolution['MU']:.3f})",
      "value": results.loc["Target", "model_utility"] - damaged[collapsed],
-     "holds": results.loc["Target", "model_utility"] - damaged[collapsed] > 0.05},
+     "holds": results.loc["Target", "model_utility"] - damaged[collapsed] > resolution["MU"]},
 ]).set_index("check")
 signals.style.format({"value": "{:.3g}", "oracle": "{:.3g}"}, na_rep="")
 
@@ -276,7 +279,8 @@ plt.show()
 # %% tags=["hide-input"]
 wide = quantized.pivot(index="method", columns="precision", values="forget_Q_A_ROUGE").loc[names]
 recovered = {code: (wide[code] - wide["fp32"]).loc[names[1:]] for code in codes}
-lines = [f"{code.upper()}: forget ROUGE-L rose by more than 0.05 for {int((gain > 0.05).sum())} of {len(gain)} "
+lines = [f"{code.upper()}: forget ROUGE-L rose by more than one item ({resolution['1-ROUGE-L']:.3f}) for "
+         f"{int((gain > resolution['1-ROUGE-L']).sum())} of {len(gain)} "
          f"methods (largest {gain.max():+.2f}, {gain.idxmax()}); MASC {gain['MASC']:+.2f}" if "MASC" in gain else
          f"{code.upper()}: largest change {gain.max():+.2f} ({gain.idxmax()})" for code, gain in recovered.items()
          if len(gain)]
@@ -292,35 +296,40 @@ wide.round(3)
 baselines = results.loc[[m for m in methods if m in PAPER_BASELINES]]  # the comparison the paper makes
 m = results.loc["MASC"]
 speedup = baselines["seconds"] / m["seconds"]
-better_mu = int((baselines["model_utility"] <= m["model_utility"]).sum())
-better_fq = int((baselines["forget_quality"] <= m["forget_quality"]).sum())
+paper_ratio = verdicts.paper_speedup("tofu")
+speed = verdicts.speed_against_paper(m["seconds"], baselines["seconds"].to_dict(), "tofu", bool(runs["MASC"]["stopped"]))
+# the paper's trade-off statement on its four axes, final models against final models (as its radar)
+missing = {"MU": "signals missing: " + "; ".join(signals.index[~signals["holds"].astype(bool)])} if not signals["holds"].all() else {}
+axes = {name: verdicts.tofu_axes(results.loc[name]) for name in ["MASC", *baselines.index]}
+tradeoff = verdicts.tofu_tradeoff(axes, resolution, floors=missing)
+# 4-bit: the share of what MASC removed that comes back, against the target's own change under the same code
+quant = ({code: verdicts.survives_quantization(wide.loc["MASC", "fp32"], wide.loc["MASC", code], wide.loc["Target", "fp32"],
+                                               resolution["1-ROUGE-L"], wide.loc["Target", code] - wide.loc["Target", "fp32"])
+          for code in codes} if "MASC" in wide.index else {})
+quantization = verdicts.combine(list(quant.values()), [c.upper() for c in quant]) if quant else verdicts.Verdict(
+    CANNOT_TELL, "MASC is not among this profile's 4-bit models")
 signal_text = ("Every signal is there." if signals["holds"].all() else
                "Not every signal is there (table above): read the comparisons below with that in mind.")
+display(pd.DataFrame(axes).T.round(3).rename_axis("final models"))
 display(Markdown(
-    f"**Did the claim hold on a real model?** {signal_text} MASC stopped "
+    f"**Did the claims hold on a real model?** {signal_text} *Speed*: MASC stopped "
     f"{'by itself' if runs['MASC']['stopped'] else 'at its cap'} after {int(m['steps'])} steps in {m['seconds']:.0f} s; "
-    f"the baselines' budgets took {baselines['seconds'].min():.0f}-{baselines['seconds'].max():.0f} s, so MASC was "
-    f"{speedup.min():.1f}x to {speedup.max():.1f}x faster (the paper: about 6x on TOFU). Its model utility "
-    f"({m['model_utility']:.3f}; target {results.loc['Target', 'model_utility']:.3f}, oracle "
-    f"{results.loc['Oracle', 'model_utility']:.3f}) is at least that of {better_mu} of {len(baselines)} baselines, and "
-    f"its forget quality ({m['forget_quality']:.2g}; target {results.loc['Target', 'forget_quality']:.2g}) at least "
-    f"that of {better_fq}. Forget ROUGE-L went from {results.loc['Target', 'forget_Q_A_ROUGE']:.2f} (target) to "
-    f"{m['forget_Q_A_ROUGE']:.2f}, against {results.loc['Oracle', 'forget_Q_A_ROUGE']:.2f} for the oracle."))
-missing = "; ".join(signals.index[~signals["holds"].astype(bool)])
-no_baseline = "" if len(baselines) else "this profile runs no baseline"
-masc_4bit = {code: float(gain["MASC"]) for code, gain in recovered.items() if "MASC" in gain}
+    f"the paper's baselines ran their budgets in {baselines['seconds'].min():.0f}-{baselines['seconds'].max():.0f} s, so "
+    f"MASC was **{speedup.min():.1f}x** faster than the fastest (the paper: {paper_ratio[0]:.1f}x, "
+    f"{paper_ratio[1]:.1f}-{paper_ratio[2]:.1f}x within its error bars). *Trade-off* on the paper's four axes (table "
+    f"above; ties within one item: {', '.join(f'{a} {r:.3f}' for a, r in resolution.items())}): "
+    f"{tradeoff.reason or tradeoff.verdict}. Forget ROUGE-L went from {results.loc['Target', 'forget_Q_A_ROUGE']:.2f} "
+    f"(target) to {m['forget_Q_A_ROUGE']:.2f}, against {results.loc['Oracle', 'forget_Q_A_ROUGE']:.2f} for the oracle. "
+    f"*4-bit*: " + ("; ".join(f"{c.upper()} {v.verdict} ({v.reason})" for c, v in quant.items()) or "not run") + ". "
+    "One seed each: the spread over seeds is not measured here, so the resolution is one item of each set."))
 display(Markdown("\n\n".join([
-    record("masc-speed-real", f"{speedup.min():.1f}x-{speedup.max():.1f}x the baselines' speed" if len(baselines) else "-",
-           tally(int((speedup > 1).sum()), len(speedup)) if len(baselines) else CANNOT_TELL, profile, reason=no_baseline),
-    record("masc-tradeoff-real", f"model utility ≥ {better_mu} of {len(baselines)} baselines', forget quality ≥ "
-           f"{better_fq}" if len(baselines) else "-",
-           CANNOT_TELL if missing or no_baseline else
-           tally(int(better_mu >= len(baselines) / 2) + int(better_fq >= len(baselines) / 2), 2), profile,
-           reason=no_baseline or (f"signals missing: {missing}" if missing else "")),
+    record("masc-speed-real", f"{speedup.min():.1f}x the fastest of the paper's baselines, MASC "
+           f"{'self-stopped' if runs['MASC']['stopped'] else 'at its cap'}" if len(baselines) else "-", speed, profile),
+    record("masc-tradeoff-real", f"MU {axes['MASC']['MU']:.3f} against " + ", ".join(
+        f"{b} {a['MU']:.3f}" for b, a in axes.items() if b != "MASC") if len(baselines) else "-", tradeoff, profile),
     record("masc-quantization-real", "MASC's forget ROUGE-L after 4-bit: " + ", ".join(
-        f"{c.upper()} {v:+.2f}" for c, v in masc_4bit.items()) if masc_4bit else "-",
-        tally(sum(v < 0.05 for v in masc_4bit.values()), len(masc_4bit)) if masc_4bit else CANNOT_TELL, profile,
-        reason="" if masc_4bit else "MASC is not among this profile's 4-bit models")])))
+        f"{c.upper()} {wide.loc['MASC', c] - wide.loc['MASC', 'fp32']:+.2f}" for c in quant) if quant else "-",
+        quantization, profile)])))
 
 # %% tags=["remove-cell"]
 lab.release()  # the real model's run weights and 4-bit copies: records, hashes and evaluations stay

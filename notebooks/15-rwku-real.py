@@ -58,11 +58,12 @@ from IPython.display import Markdown, display
 
 from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.rwku import TABLE_COLUMNS, summarise
-from unlearning.claims import CANNOT_TELL, record, tally
+from unlearning.claims import CANNOT_TELL, record
 from unlearning.data import read_jsonl
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
 from unlearning import recipes
-from unlearning.protocol import REAL_BASE, Lab, sago_gains, sago_grid, sago_kept_more, sago_versus_pcgrad
+from unlearning import verdicts
+from unlearning.protocol import REAL_BASE, Lab, rwku_resolutions, sago_gains, sago_grid, sago_versus_pcgrad
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -141,13 +142,11 @@ table.round(3)
 # ## Did the claim hold?
 
 # %% tags=["hide-input"]
-moved = min(results["forget"]) < s["forget"] - 0.1
 lines = sago_versus_pcgrad(results, objectives)
 sizes = {split: len(bench.load(data, split)) for split in ("forget_level1", "forget_level2", "forget_level3",
                                                            "neighbor_level1", "neighbor_level2")}
-# one probe answered or lost moves its level by 1/n; the summaries average 3 (forget) and 2 (neighbour) levels
-step = {"forget": sum(1 / n for k, n in sizes.items() if k.startswith("forget")) / 3,
-        "neighbour": sum(1 / n for k, n in sizes.items() if k.startswith("neighbor")) / 2}
+step = rwku_resolutions(lab, "rwku-real")  # one probe's move of the forget and neighbour summaries
+moved = min(results["forget"]) < s["forget"] - step["forget"]  # the grid forgot more than one probe
 display(Markdown(
     "**Did the claim hold on real knowledge?** " + ("; ".join(lines) or "This profile's grid has no +GD, PCGrad "
                                                     "and SAGO runs of one objective to compare") + ". The paper reports SAGO ahead of PCGrad by "
@@ -164,12 +163,14 @@ display(Markdown(
         f" MASC stopped by itself after {masc['steps']} steps at forget {extra['MASC'][0]:.2f}, neighbour "
         f"{extra['MASC'][1]:.2f}." if with_masc else "")))
 gains = sago_gains(results, objectives)
+cases = [verdicts.sago_keeps_more(g, step["forget"], step["neighbour"]) for g in gains]
 unmoved = "" if moved else f"the grid hardly moved the forget metric ({s['forget']:.2f} → {min(results['forget']):.2f})"
 display(Markdown(record(
     "sago-rwku-real", "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
                                 f"{g['forget_sago']:.2f})" for g in gains) or "-",
-    CANNOT_TELL if unmoved or not gains else tally(sum(map(sago_kept_more, gains)), len(gains)), profile,
-    reason=unmoved or ("" if gains else "this profile's grid has no +GD, PCGrad and SAGO runs of one objective"))))
+    verdicts.Verdict(CANNOT_TELL, unmoved) if unmoved else verdicts.combine(cases, [g["objective"] for g in gains])
+    if gains else verdicts.Verdict(CANNOT_TELL, "this profile's grid has no +GD, PCGrad and SAGO runs of one objective"),
+    profile)))
 
 # %% tags=["remove-cell"]
 lab.release()  # the real model's run weights: records, hashes and evaluations stay (a later step recomputes them)

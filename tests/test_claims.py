@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from unlearning import claims
 from unlearning.claims import CANNOT_TELL, CLAIMS, HELD, NOT_HELD, PARTLY, load_findings, record, render_page, tally
-from unlearning.protocol import sago_gains, sago_kept_more
+from unlearning.protocol import sago_gains
+from unlearning.verdicts import Verdict, sago_keeps_more
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
@@ -36,7 +36,10 @@ def test_record_writes_a_finding_and_rejects_bad_ones(tmp_path):
     line = record("masc-speed", "2.0x", HELD, "smoke", folder=tmp_path)
     assert "**held**" in line and "{doc}`claims`" in line
     assert json.loads((tmp_path / "masc-speed.json").read_text()) == {
-        "key": "masc-speed", "ours": "2.0x", "verdict": HELD, "reason": "", "profile": "smoke"}
+        "key": "masc-speed", "ours": "2.0x", "verdict": HELD, "reason": "", "profile": "smoke", "resolution": ""}
+    record("masc-speed", "3x", Verdict(PARTLY, "below the paper", "0.1 (timing)"), "smoke", folder=tmp_path)
+    written = json.loads((tmp_path / "masc-speed.json").read_text())
+    assert (written["verdict"], written["reason"], written["resolution"]) == (PARTLY, "below the paper", "0.1 (timing)")
     with pytest.raises(ValueError, match="unknown claim"):
         record("masc-sped", "2.0x", HELD, "smoke", folder=tmp_path)
     with pytest.raises(ValueError, match="unknown verdict"):
@@ -65,13 +68,18 @@ def test_load_findings_names_missing_and_stale_claims(tmp_path):
 def test_page_has_one_row_per_claim_with_link_and_verdict(tmp_path):
     _all(tmp_path)
     page = render_page(load_findings(tmp_path, "smoke"), "smoke")
-    rows = [line for line in page.splitlines() if line.startswith("| ") and not line.startswith("| Claim")]
+    rows = [line for line in page.splitlines() if line.startswith("| ") and not line.startswith(("| Claim", "| Guarantee"))]
     assert len(rows) == len(CLAIMS)
-    for claim, row in zip(sorted(CLAIMS, key=lambda c: list(claims.PAPERS).index(c.paper)), rows):
-        assert row.startswith(f"| {claim.statement} |")
+    for claim in CLAIMS:
+        row = next(r for r in rows if r.startswith(f"| {claim.statement}") and f"<{claim.label}>`" in r)
         assert f"<{claim.label}>`" in row and f"ours for {claim.key}" in row
+        assert ("✓ kept" in row) == claim.construction
+        assert ("*(beyond the paper)*" in row) == claim.beyond_paper
     assert "? cannot tell here: a floor \\| here |" in page  # the pipe inside a cell is escaped
-    assert f"Of {len(CLAIMS)} claims: {len(CLAIMS) - 1} held, 0 partly, 0 did not hold, 1 cannot tell here." in page
+    findings = [c for c in CLAIMS if not c.construction]  # construction checks are not counted as findings
+    assert f"Of {len(findings)} findings: {len(findings) - 1} held, 0 partly, 0 did not hold, 1 cannot tell here." in page
+    guarantees = page.index("Guarantees by construction")
+    assert page.index("| PCGrad and SAGO never oppose retention") > guarantees
     assert re.search(r"profile \*\*smoke\*\*", page)
 
 
@@ -86,6 +94,6 @@ def test_sago_gains_by_hand():
     gains = sago_gains(results, ["GradDiff", "NPO", "SimNPO"])
     assert [g["objective"] for g in gains] == ["GA+GD", "NPO"]
     assert gains[0]["points"] == pytest.approx(5.0) and gains[1]["points"] == pytest.approx(20.0)
-    assert sago_kept_more(gains[0])           # forget 0.325 within 0.01 of 0.32
-    assert not sago_kept_more(gains[1])       # a gain bought with weaker forgetting (0.4 vs 0.2)
-    assert not sago_kept_more({**gains[0], "points": -1.0})
+    assert sago_keeps_more(gains[0], 0.01, 0.01).verdict == HELD  # forget 0.325 within 0.01 of 0.32
+    assert sago_keeps_more(gains[1], 0.01, 0.01).verdict == NOT_HELD  # a gain bought with weaker forgetting
+    assert sago_keeps_more(gains[0], 0.01, 0.06).verdict == CANNOT_TELL  # 5 points inside a 6-point resolution

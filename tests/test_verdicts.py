@@ -68,6 +68,9 @@ def test_the_paper_numbers_make_masc_hold_the_tradeoff_statement():
     worse_mu = {**paper, "MASC": _axes(0.61, 0.65, 0.62, 0.50)}
     assert v.tofu_tradeoff(worse_mu, res).verdict == PARTLY
     assert v.tofu_tradeoff({**paper, "MASC": _axes(0.1, 0.1, 0.1, 0.1)}, res).verdict == NOT_HELD
+    # everyone destroyed: MASC "ties" on every axis, and the statement still fails
+    dead = {"GA": _axes(1.0, 1.0, 0.7, 0.0), "MASC": _axes(1.0, 1.0, 0.7, 0.0)}
+    assert v.tofu_tradeoff(dead, res).verdict == NOT_HELD and "collapsed" in v.tofu_tradeoff(dead, res).reason
     assert v.tofu_tradeoff(paper, res, floors={"MU": "MU on a floor"}).verdict == CANNOT_TELL
     assert v.tofu_tradeoff(paper, res, floors={"1-Prob": "a", "Truth Ratio": "b"}).verdict == CANNOT_TELL
     # a tie within the resolution counts as best

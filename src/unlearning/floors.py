@@ -52,7 +52,7 @@ def near_level(value: float, level: float, column: str, label: str, what: str, t
     """`{column: reason}` when the target's `value` lies within `tolerance` of `level` (`what`
     names the level, e.g. "chance")."""
     if abs(float(value) - float(level)) <= tolerance:
-        return {column: f"{label}: the target scores {float(value):.3f}, within {tolerance:g} of {what} "
+        return {column: f"{label}: the target scores {float(value):.3f}, within {tolerance:.3g} of {what} "
                         f"({float(level):.3g}), so it cannot move on this profile"}
     return {}
 

@@ -158,9 +158,8 @@ RULES: dict[str, Callable] = {
     "betas": _number(0, 1e3, each=True), "rhos": _number(0, 1 - 1e-12, each=True),
     "tolerances": _number(0, 1, low_open=False, each=True), "retain_weights": _number(0, 1e6, low_open=False, each=True),
     "rmu_grid": _rmu_grid,
-    # time to a good model (chapter 6): the checkpoint schedule and the criterion
+    # time to a good model (chapter 5): the checkpoint schedule (the criterion is one item of resolution)
     "checkpoint_first": _number(0, 1e6, integer=True), "checkpoint_growth": _number(1, 100),
-    "quality_tolerance": _number(0, 1, low_open=False), "utility_share": _number(0, 1),
 }
 
 

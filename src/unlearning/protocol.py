@@ -380,10 +380,17 @@ def sago_gains(results, objectives, retain: str = "neighbour") -> list[dict]:
     return gains
 
 
-def sago_kept_more(gain: dict, tolerance: float = 0.01) -> bool:
-    """Whether one `sago_gains` row bears the claim out: SAGO keeps more (a positive gain) without
-    buying it with weaker forgetting (its forget metric at most `tolerance` above PCGrad's)."""
-    return gain["points"] > 0 and gain["forget_sago"] <= gain["forget_pcgrad"] + tolerance
+def rwku_resolutions(lab: "Lab", benchmark: str = "rwku") -> dict[str, float]:
+    """How far one probe moves RWKU's summaries (`benchmarks.rwku.summarise`): the forget summary
+    averages levels 1-3 and the neighbour summary levels 1-2, so one probe answered or lost moves
+    its level by 1/n and the summary by the mean of those steps (the resolution of a difference)."""
+    from unlearning.verdicts import item_resolution
+
+    def step(splits):
+        return sum(item_resolution(lab.forget_size(benchmark, s)) for s in splits) / len(splits)
+
+    return {"forget": step(["forget_level1", "forget_level2", "forget_level3"]),
+            "neighbour": step(["neighbor_level1", "neighbor_level2"])}
 
 
 def sago_versus_pcgrad(results, objectives, retain: str = "neighbour") -> list[str]:
@@ -392,6 +399,15 @@ def sago_versus_pcgrad(results, objectives, retain: str = "neighbour") -> list[s
     return [f"{g['objective']}: {retain} {g['sum']:.2f} (+GD) / {g['pcgrad']:.2f} (PCGrad) / {g['sago']:.2f} (SAGO), "
             f"SAGO - PCGrad = {g['points']:+.1f} points, forget {g['forget_pcgrad']:.2f} vs {g['forget_sago']:.2f}"
             for g in sago_gains(results, objectives, retain)]
+
+
+def tofu_resolutions(lab: "Lab", benchmark: str, forget_split: str) -> dict[str, float]:
+    """`verdicts.tofu_resolutions` for a TOFU-format benchmark of `lab` (tofu, tofu-real): one item
+    of the forget split, one item of the smallest model-utility set."""
+    from unlearning.verdicts import tofu_resolutions as resolutions
+
+    return resolutions(lab.forget_size(benchmark, forget_split), [lab.forget_size(benchmark, s) for s in
+                       ("retain_perturbed", "real_authors_perturbed", "world_facts_perturbed")])
 
 
 def oracle_of(benchmark: str, forget_split: str, size: str) -> str:

@@ -102,7 +102,8 @@ def speed_against_paper(masc_seconds: float, baseline_seconds: Mapping[str, floa
         return Verdict(CANNOT_TELL, "no baseline of the paper ran in this profile")
     ratio = min(baseline_seconds.values()) / max(masc_seconds, 1e-9)
     _, paper_low, _ = paper_speedup(benchmark)
-    resolution = _resolution_text(timing_resolution, "relative spread of a run's time")
+    resolution = (_resolution_text(timing_resolution, "relative spread of a run's time") if timing_resolution
+                  else "one timed run each (no repeat)")
     if abs(ratio - 1) <= timing_resolution:
         return Verdict(CANNOT_TELL, f"MASC's speed-up {ratio:.2f}x is within the timing spread of 1x", resolution)
     if ratio < 1:
@@ -141,13 +142,17 @@ def tofu_tradeoff(axes: Mapping[str, Mapping[str, float]], resolution: Mapping[s
     method in `axes` (compare them at matched forgetting: `matched_point`). Tied means within
     `resolution[axis]`. Axes named in `floors` (axis -> why) carry no signal and are not read;
     without MU, or with fewer than 3 axes left, it cannot tell. Held: the statement; partly: best
-    MU or 3 axes, not both, or 2 axes; did not hold: fewer."""
+    MU or 3 axes, not both, or 2 axes; did not hold: fewer, or `method`'s model utility within one
+    resolution of zero (a destroyed model has no trade-off to be competitive with)."""
     floors = dict(floors or {})
     others = [m for m in axes if m != method]
     if not others:
         return Verdict(CANNOT_TELL, "no baseline to compare with")
     if "MU" in floors:
         return Verdict(CANNOT_TELL, floors["MU"])
+    if axes[method]["MU"] <= resolution["MU"]:
+        return Verdict(NOT_HELD, f"{method}'s model utility collapsed ({axes[method]['MU']:.3f})",
+                       f"MU {resolution['MU']:.3f}")
     read = [a for a in TOFU_AXES if a not in floors]
     if len(read) < 3:
         return Verdict(CANNOT_TELL, "; ".join(floors.values()))
@@ -172,20 +177,22 @@ def matched_point(points: Sequence[Mapping[str, float]], level: float, key: str 
 
 
 def verbatim_removed(target: float, method: float, oracle: float, resolution: float,
-                     method_utility: float | None = None, baseline_utilities: Sequence[float] = ()) -> Verdict:
+                     method_utility: float | None = None, baseline_utilities: Sequence[float] = (),
+                     utility_resolution: float | None = None) -> Verdict:
     """MUSE, one corpus: the method removes verbatim memorisation (VerbMem forget at most the
     oracle's + resolution) and, where utilities are given, keeps KnowMem retain at least that of the
-    median baseline - resolution ("like the baselines"). Cannot tell when the target memorised
-    nothing beyond the oracle (no verbatim memory to remove)."""
+    median baseline - `utility_resolution` (default `resolution`) ("like the baselines"). Cannot
+    tell when the target memorised nothing beyond the oracle (no verbatim memory to remove)."""
+    utility_resolution = resolution if utility_resolution is None else utility_resolution
     res = _resolution_text(resolution, "one item")
     if target - oracle <= resolution:
-        return Verdict(CANNOT_TELL, f"the target's VerbMem ({target:.2f}) is the oracle's ({oracle:.2f}): nothing to "
-                                    "remove", res)
+        return Verdict(CANNOT_TELL, f"the target's VerbMem ({target:.2f}) is not above the oracle's ({oracle:.2f}) by "
+                                    "more than one item: nothing to remove", res)
     if method > oracle + resolution:
         return Verdict(NOT_HELD, f"VerbMem {method:.2f} above the oracle's {oracle:.2f}", res)
     if method_utility is not None and baseline_utilities:
         median = sorted(baseline_utilities)[len(baseline_utilities) // 2]
-        if method_utility < median - resolution:
+        if method_utility < median - utility_resolution:
             return Verdict(PARTLY, f"removed, but KnowMem retain {method_utility:.2f} below the baselines' median "
                                    f"{median:.2f}", res)
     return Verdict(HELD, "", res)
@@ -291,7 +298,7 @@ def more_often(successes: int, total: int) -> Verdict:
         return Verdict(CANNOT_TELL, "no comparison")
     share = successes / total
     return Verdict(HELD if share == 1 else PARTLY if share > 0.5 else NOT_HELD,
-                   "" if share == 1 else f"{successes} of {total}")
+                   "" if share == 1 else f"at {successes} of {total} comparisons")
 
 
 def knowledge_to_remove(target_accuracy: float, chance: float, n_questions: int) -> str:
@@ -353,3 +360,28 @@ def sago_keeps_more(gain: Mapping[str, float], forget_resolution: float, retain_
     if abs(gap) <= retain_resolution:
         return Verdict(CANNOT_TELL, f"SAGO - PCGrad = {gain['points']:+.1f} points, within the resolution", res)
     return Verdict(HELD, "", res) if gap > 0 else Verdict(NOT_HELD, f"SAGO keeps {-gap:.3f} less", res)
+
+
+# -- TOFU rows to the paper's axes ---------------------------------------------------------------
+
+METRIC_AXES = {"forget_Q_A_ROUGE": "1-ROUGE-L", "forget_Q_A_Prob": "1-Prob", "forget_truth_ratio": "Truth Ratio",
+               "model_utility": "MU"}
+
+
+def tofu_axes(row: Mapping[str, float]) -> dict[str, float]:
+    """A TOFU evaluation row (`Lab.evaluate`) on the MASC paper's four radar axes (higher is better)."""
+    from unlearning.metrics.tofu import masc_axes
+
+    return masc_axes(row["forget_Q_A_ROUGE"], row["forget_Q_A_Prob"], row["forget_truth_ratio"], row["model_utility"])
+
+
+def axis_floors(flat: Mapping[str, str]) -> dict[str, str]:
+    """`floors` reasons keyed by metric (a chapter's `flat`) keyed by radar axis instead."""
+    return {METRIC_AXES[k]: why for k, why in flat.items() if k in METRIC_AXES}
+
+
+def tofu_resolutions(n_forget: int, n_utility: Sequence[int]) -> dict[str, float]:
+    """Each radar axis's resolution: one forget item for the three forget axes; for model utility
+    one item of its smallest evaluation set (retain, real authors, world facts)."""
+    forget = item_resolution(n_forget)
+    return {"1-ROUGE-L": forget, "1-Prob": forget, "Truth Ratio": forget, "MU": item_resolution(min(n_utility))}
