@@ -149,6 +149,7 @@ RULES: dict[str, Callable] = {
     "objective": _one_of(_methods), "objectives": _all_of(_methods),
     "rules": _all_of(_rules), "sweep_rules": _all_of(_rules),
     "forget_split": _one_of(lambda: TOFU_FORGET), "forget_splits": _all_of(lambda: TOFU_FORGET),
+    "small_update_share": _number(0, 1, low_open=False),
     "codes": _all_of(_codes), "corpora": _all_of(lambda: MUSE_CORPORA), "splits": _all_of(lambda: ("bio", "cyber")),
     "lr": _number(0, 1), "graddiff_lr": _number(0, 1),
     "epochs": _number(0, 1000), "batch_size": _number(0, 4096, integer=True),
