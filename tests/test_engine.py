@@ -133,3 +133,22 @@ def test_the_batched_probe_that_reuses_the_trigger_gives_the_official_rates(targ
     assert rates["fast"] == pytest.approx(expected, abs=1e-6) and rates["official"] == pytest.approx(expected, abs=1e-6)
     assert len(set(expected)) > 1  # the draws differ between calls: the cut is really re-drawn
     assert (fast.forward_passes, official.forward_passes) == (2 * 2, 2 * (2 + 6))
+
+
+def test_the_logged_update_cosines_are_the_step_the_optimiser_took(target, tokenizer, splits):
+    """Under plain SGD (no decay, no clipping) the step is -lr * g_final, so cos(update, -g_r) is
+    cos(g_final, g_r) and SAGO's step never opposes retention; under AdamW the step is what the
+    optimiser made of g_final, and the logged cosine says how it sits against each task."""
+    method = get_method("GradDiff")
+    sgd = OptimConfig(lr=1e-3, batch_size=2, optimizer="sgd", weight_decay=0.0, max_grad_norm=None)
+    result = unlearn(copy.deepcopy(target), method, method.hparams(), splits["forget10"], splits["retain90"],
+                     pad_token_id=tokenizer.pad_token_id, max_steps=3, optim=sgd, rule="sago", record_geometry=True)
+    for entry in result.log:
+        assert entry["cos_update_retain"] == pytest.approx(entry["cos_final_retain"], abs=1e-4)
+        assert entry["cos_update_forget"] == pytest.approx(entry["cos_final_forget"], abs=1e-4)
+        assert entry["cos_update_retain"] >= 0
+    adamw = run(copy.deepcopy(target), tokenizer, splits, "GradDiff", steps=3, rule="sago", record_geometry=True)
+    assert all(-1 <= e["cos_update_retain"] <= 1 for e in adamw.log)
+    assert any(abs(e["cos_update_retain"] - e["cos_final_retain"]) > 1e-3 for e in adamw.log)  # AdamW reshapes the step
+    joint = run(copy.deepcopy(target), tokenizer, splits, "GradDiff", steps=1, rule="sum")
+    assert "cos_update_retain" not in joint.log[0]  # nothing recorded (nor copied) without geometry

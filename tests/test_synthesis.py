@@ -258,3 +258,14 @@ def test_pcgrad_coefficients_are_the_float64_ones(large_gradients, rule):
         expected = gamma * f.double() + (alpha - gamma * coefficient) * r.double()
         assert got.dtype == torch.float32
         assert torch.allclose(got.double(), expected, rtol=1e-6, atol=1e-6 * float(expected.abs().max()))
+
+
+def test_update_geometry_by_hand():
+    from unlearning.synthesis import update_geometry
+
+    # update (1, 0) against g_r = (-1, 0) (descends retain: cos +1) and g_f = (0, 2) (orthogonal: 0)
+    out = update_geometry([torch.tensor([1.0, 0.0])], [torch.tensor([0.0, 2.0])], [torch.tensor([-1.0, 0.0])])
+    assert out == {"cos_update_retain": 1.0, "cos_update_forget": 0.0}
+    # (1, 1) against g_r = (1, 0): the step climbs the retain loss, cos(update, -g_r) = -1/sqrt(2)
+    out = update_geometry([torch.tensor([1.0, 1.0])], [torch.tensor([1.0, 1.0])], [torch.tensor([1.0, 0.0])])
+    assert out["cos_update_retain"] == pytest.approx(-2 ** -0.5) and out["cos_update_forget"] == pytest.approx(-1.0)

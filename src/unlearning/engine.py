@@ -31,7 +31,7 @@ from unlearning.methods import Context, Method, continuation, masc_token_margins
 from unlearning.progress import progress
 from unlearning.runtime import own_random_state
 from unlearning.stopping import FixedBudget, ViolationStop
-from unlearning.synthesis import combine, geometry
+from unlearning.synthesis import combine, geometry, update_geometry
 
 
 @dataclass
@@ -454,7 +454,10 @@ def unlearn(
                 break
             if optim.max_grad_norm is not None:
                 torch.nn.utils.clip_grad_norm_(params, optim.max_grad_norm)
+            before = [p.detach().clone() for p in params] if record_geometry and not joint else None
             optimizer.step()
+            if before is not None:  # the step the optimiser actually took, against each task's gradient
+                entry.update(update_geometry([p.detach() - b for p, b in zip(params, before)], g_f, g_r))
             schedule.step()
             optimizer.zero_grad(set_to_none=True)
             entry["seconds"] = time.perf_counter() - step_start

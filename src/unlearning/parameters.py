@@ -147,7 +147,7 @@ RULES: dict[str, Callable] = {
     "size": _size, "sizes": _size_list,
     "methods": _all_of(_methods), "quantized_methods": _all_of(_methods, may_be_empty=True),
     "objective": _one_of(_methods), "objectives": _all_of(_methods),
-    "rules": _all_of(_rules), "sweep_rules": _all_of(_rules),
+    "rules": _all_of(_rules), "sweep_rules": _all_of(_rules), "optimizers": _all_of(lambda: ("adamw", "sgd")),
     "forget_split": _one_of(lambda: TOFU_FORGET), "forget_splits": _all_of(lambda: TOFU_FORGET),
     "small_update_share": _number(0, 1, low_open=False),
     "codes": _all_of(_codes), "corpora": _all_of(lambda: MUSE_CORPORA), "splits": _all_of(lambda: ("bio", "cyber")),

@@ -230,9 +230,13 @@ class Lab:
     def recipe_run(self, recipe: str | Recipe, run_name: str, model: str, *, checkpoints: tuple[int, ...] = (),
                    **options) -> dict:
         """The record of one run of a recipe (`recipe_spec`), computed once and read from the store."""
-        spec = self.recipe_spec(recipe, run_name, model, **options)
+        return self.run_spec(self.recipe_spec(recipe, run_name, model, **options), model, checkpoints=checkpoints)
+
+    def run_spec(self, spec: RunSpec, start: str, *, checkpoints: tuple[int, ...] = ()) -> dict:
+        """The record of one run of `spec` (its model the learned model `start`), computed once and
+        read from the store: a recipe's spec changed by hand (another optimiser, say)."""
         return self._ran(run(spec, self.data / spec.benchmark, self.tokenizer_for(spec.model), self.runs,
-                             runtime=self.runtime, checkpoints=checkpoints), model)
+                             runtime=self.runtime, checkpoints=checkpoints), start)
 
     def _ran(self, record: dict, start: str) -> dict:
         """A run's record with its start model's name, its folders remembered for `release`."""

@@ -147,6 +147,17 @@ def module_group(name: str) -> str:
 COMPARED_RULES = ("sum", "pcgrad_global", "pcgrad", "sago")
 
 
+def update_geometry(update: Sequence[torch.Tensor], forget_grads: Sequence[torch.Tensor],
+                    retain_grads: Sequence[torch.Tensor]) -> dict[str, float]:
+    """How the optimiser's actual step moved against each task (issue 31; the empirical question
+    beside the SAGO paper's guarantee, which is about g_final, not the step): cos(update, -g_r) and
+    cos(update, -g_f), with `update` the change of the parameters over one optimizer step. Positive:
+    the step descends that task's loss to first order; negative: it opposes it. Under SGD the
+    update is -lr * g_final (plus weight decay), so cos(update, -g_r) keeps the rule's guarantee;
+    under AdamW every coordinate is rescaled by its own second moment, and it need not."""
+    return {"cos_update_retain": -_cosine(update, retain_grads), "cos_update_forget": -_cosine(update, forget_grads)}
+
+
 def geometry(
     forget_grads: Sequence[torch.Tensor],
     retain_grads: Sequence[torch.Tensor],
