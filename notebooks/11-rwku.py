@@ -48,7 +48,7 @@ from IPython.display import Markdown, display
 
 from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS, summarise
 from unlearning.claims import CANNOT_TELL, record
-from unlearning.floors import below, mark
+from unlearning.floors import RECALL_BAR, below, mark
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
 from unlearning import recipes
 from unlearning import verdicts
@@ -72,7 +72,7 @@ display(Markdown(f"Target (base-{size}): forget {t['forget']:.3f}, neighbour {t[
 # RWKU measures forgetting of what the model knows: a level the target hardly recalls is a floor
 flat = {}
 for column in FORGET_METRICS:
-    flat.update(below(target[column], 0.5, column, TABLE_COLUMNS[column], "RWKU needs a model that recalls at least "
+    flat.update(below(target[column], RECALL_BAR, column, TABLE_COLUMNS[column], "RWKU needs a model that recalls at least "
                       "half of its forget probes"))
 table, note = mark(results.set_index(["objective", "variant"])[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS), flat,
                    TABLE_COLUMNS, elsewhere="Knowledge with signal, on a real pretrained model: {doc}`15-rwku-real`.")

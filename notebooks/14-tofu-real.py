@@ -67,6 +67,7 @@ from IPython.display import Markdown, display
 from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE, known_items
 from unlearning.claims import CANNOT_TELL, record
+from unlearning.floors import SIGNAL_ALPHA
 from unlearning.models import load_model, load_tokenizer
 from unlearning.plotting import DIVERGED, method_color, plot_quantization_dumbbell, plot_radar, use_book_style
 from unlearning import recipes
@@ -181,8 +182,8 @@ if "RMU" in methods:
 collapsed = min(damaged, key=damaged.get)
 resolution = tofu_resolutions(lab, "tofu-real", forget_split)  # one item of each evaluation set
 signals = pd.DataFrame([
-    {"check": "forget quality of the target (KS p-value) < 0.01", "value": results.loc["Target", "forget_quality"],
-     "holds": results.loc["Target", "forget_quality"] < 0.01},
+    {"check": f"forget quality of the target (KS p-value) < {SIGNAL_ALPHA:g}", "value": results.loc["Target", "forget_quality"],
+     "holds": results.loc["Target", "forget_quality"] < SIGNAL_ALPHA},
     {"check": f"target's paraphrased-question accuracy > chance ({PARAPHRASE_CHANCE:.2f})",
      "value": learned[target]["forget_paraphrased_question_accuracy"],
      "oracle": learned[oracle_name]["forget_paraphrased_question_accuracy"],

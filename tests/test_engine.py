@@ -121,7 +121,7 @@ def test_the_batched_probe_that_reuses_the_trigger_gives_the_official_rates(targ
     """Trigger on 4, confirm on 12, at two steps: batches of 32 with the trigger's passes reused,
     batches of 2 without (the official code) and one sequence at a time give the same rates; the
     cut is short enough (prefix and suffix 2) that the continuation draw matters."""
-    from unlearning.engine import ViolationProbe
+    from unlearning.stopping import ViolationProbe
 
     hp = get_method("MASC").hparams(min_prefix=2, min_suffix=2)
     examples, pad, calls = splits["forget10"][:12], tokenizer.pad_token_id, (4, 12, 4, 12)

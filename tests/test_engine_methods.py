@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from unlearning.data import IDK_ANSWERS, encode_qa_split, encode_text, idk_records, load_split
-from unlearning.engine import AdapterDisabledReference, OptimConfig, split_probe_set, unlearn
+from unlearning.engine import AdapterDisabledReference, OptimConfig, unlearn
+from unlearning.stopping import split_probe_set
 from unlearning.methods import METHODS, get_method, rmu_layer
 from unlearning.synthesis import RULES
 

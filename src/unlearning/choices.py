@@ -7,7 +7,7 @@ transformers; those modules import their names from here, so each list is writte
 
 # update rules of `synthesis.combine` (SAGO paper, sections 3-4)
 RULES = ("sum", "pcgrad", "pcgrad_global", "sago", "sago_additive")
-# probe sets of MASC's violation rule (`engine.split_probe_set`)
+# probe sets of MASC's violation rule (`stopping.split_probe_set`)
 PROBE_SETS = ("official", "holdout")
 # where and in which precision models run (`runtime.Runtime`)
 DEVICES = ("auto", "cpu", "cuda")

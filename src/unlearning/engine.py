@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 
 import torch
 
-from unlearning.choices import PROBE_SETS, RULES
-from unlearning.data import Encoded, batches, collate, cycle_batches, on_device
+from unlearning.choices import RULES
+from unlearning.data import Encoded, collate, cycle_batches
 from unlearning.failpoints import reached
-from unlearning.margin import tau_from_rho, violation_fractions
-from unlearning.methods import Context, Method, continuation, masc_token_margins
+from unlearning.methods import Context, Method
 from unlearning.progress import progress
 from unlearning.runtime import own_random_state
-from unlearning.stopping import FixedBudget, ViolationStop
+from unlearning.stopping import FixedBudget, ViolationProbe, ViolationStop
 from unlearning.synthesis import combine, geometry, update_geometry
 
 
@@ -158,82 +157,6 @@ def _indexed_batches(examples: Sequence[IndexedEncoded], batch_size: int, pad_to
             yield batch
 
 
-class ViolationProbe:
-    """The violation rate V on the first n probe sequences (MASC s. 7-8), in eval mode, with a
-    fresh continuation cut at every call, as the official code draws it.
-
-    `at(step)` gives the probe of one step's weights: the forward passes of that step are kept,
-    so the confirmation (first 32 sequences) reuses the trigger's (first 4) and computes only the
-    rest; the cuts are drawn afresh for all 32, from the same generator stream as sequence by
-    sequence (a cut is drawn after the forward pass, so nothing of the rule changes). Sequences
-    go `batch_size` at a time through the model (the official code: 2).
-    """
-
-    def __init__(self, model, examples: Sequence[Encoded], hparams: dict, pad_token_id: int,
-                 batch_size: int = 32, reuse: bool = True, seed: int = 0, reference=None) -> None:
-        if batch_size < 1:
-            raise ValueError(f"probe batch size must be >= 1, got {batch_size}")
-        self.model, self.examples, self.hparams, self.pad = model, list(examples), hparams, pad_token_id
-        self.batch_size, self.reuse, self.reference = batch_size, reuse, reference
-        self.generator = torch.Generator().manual_seed(seed + 1)
-        self.tau = tau_from_rho(hparams["rho"])
-        self.forward_passes = 0  # model calls made by all probes (for the speed harness)
-
-    def at(self, step: int):
-        """probe(n) for the weights of `step`."""
-        rows: list[tuple[torch.Tensor, torch.Tensor]] = []  # per sequence: margins [T_i], labelled mask [T_i]
-
-        def probe(n: int) -> float:
-            if not self.reuse:
-                rows.clear()
-            self._extend(rows, min(n, len(self.examples)))
-            margins, mask = _stack(rows[:n])
-            fractions = violation_fractions(margins, continuation(mask, self.hparams, self.generator), self.tau)
-            return float(fractions.mean())  # macro average over sequences
-
-        return probe
-
-    @torch.no_grad()
-    def _extend(self, rows: list, n: int) -> None:
-        """Margins of sequences len(rows)..n-1 of the probe set, `batch_size` per forward pass."""
-        if len(rows) >= n:
-            return
-        was_training = self.model.training
-        self.model.eval()
-        for batch in batches(self.examples[len(rows):n], self.batch_size, self.pad):
-            margins, mask = masc_token_margins(self.model, on_device(batch, self.model), self.hparams, self.reference)
-            self.forward_passes += 1
-            rows += [(margins[i], mask[i]) for i in range(margins.shape[0])]
-        self.model.train(was_training)
-
-
-def _stack(rows: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-sequence margins and masks right-padded into `[n, T_max]` (padding is unmasked)."""
-    width = max(m.shape[0] for m, _ in rows)
-    margins = torch.zeros(len(rows), width, dtype=rows[0][0].dtype, device=rows[0][0].device)
-    mask = torch.zeros(len(rows), width, dtype=torch.bool, device=rows[0][1].device)
-    for i, (m, k) in enumerate(rows):
-        margins[i, :m.shape[0]], mask[i, :k.shape[0]] = m, k
-    return margins, mask
-
-
-def split_probe_set(forget: Sequence[Encoded], probe_set: str, size: int) -> tuple[list[Encoded], list[Encoded]]:
-    """(training forget set, probe set) for the violation rule (masc.md s. 8).
-
-    `official`: the released code's behaviour, the first `size` sequences of the unshuffled
-    forget set, which are also trained on. `holdout`: the last `size` sequences are carved out
-    and never trained on, so the stop sees forgetting generalise rather than be memorised.
-    """
-    if probe_set not in PROBE_SETS:
-        raise ValueError(f"probe_set must be one of {', '.join(PROBE_SETS)}; got {probe_set!r}")
-    forget = list(forget)
-    if probe_set == "official":
-        return forget, forget[:size]
-    if size >= len(forget):
-        raise ValueError(f"a held-out probe set of {size} leaves no forget example to train on ({len(forget)} in all)")
-    return forget[:-size], forget[-size:]
-
-
 def _names_of(model: torch.nn.Module, params: Sequence[torch.nn.Parameter]) -> list[str]:
     """Qualified names of `params`, in order (for per-module geometry)."""
     by_id = {id(p): name for name, p in model.named_parameters()}
@@ -358,133 +281,217 @@ def unlearn(
 
     `checkpoint_steps` keeps a CPU copy of the weights after each of those steps (and its time
     into the run), for the time-to-quality curves; the copies are not counted as run time.
+
+    The loop reads as the method does: prepare (`_prepare`), then per step the update direction
+    (`_update_direction`), the optimiser's step (`_take_step`), the stopping rule (`_ask_stop`)
+    and the kept weights (`_keep_weights`).
     """
     with own_random_state(seed):
-        if rule not in RULES:
-            raise ValueError(f"rule must be one of {', '.join(RULES)}; got {rule!r}")
-        if method.retain is None and rule != "sum":
-            raise ValueError(f"rule {rule!r} needs a retain objective; {method.name} has none (use rule 'sum')")
-        if not forget:
-            raise ValueError("the forget set is empty")
-        if method.retain is not None and not retain:
-            raise ValueError(f"{method.name} needs a retain set, got an empty one")
-        if method.check is not None:
-            method.check(hparams, lora)
-        if checkpoint_steps and lora is not None:
-            raise ValueError("checkpoints along a run need full weights; they are not kept for a LoRA run")
-        device = accelerator.device if accelerator is not None else next(model.parameters()).device
-        world = accelerator.num_processes if accelerator is not None else 1
-        rank = accelerator.process_index if accelerator is not None else 0
-        model.to(device)
-        base_model = model
-        if lora is not None:
-            from unlearning.models import add_lora
-
-            model = add_lora(model, **lora)  # adapter initialisation draws from the run's seeded state
-        params = method.parameters(model, hparams) if lora is None else [p for p in model.parameters() if p.requires_grad]
-        param_names = _names_of(model, params) if record_geometry else None
-        ctx = Context(hparams=hparams, generator=torch.Generator().manual_seed(seed))
-        if method.needs_reference:
-            ctx.reference = AdapterDisabledReference(model) if lora is not None else \
-                copy.deepcopy(model).eval().requires_grad_(False)
-        forget = _with_index(forget)
-        if method.prepare is not None:
-            method.prepare(model, forget, pad_token_id, ctx)
-        probe = None
-        if isinstance(stop, ViolationStop):
-            probe = ViolationProbe(model, probe_examples or forget, method.probe_settings(hparams, probe_hparams),
-                                   pad_token_id, stop.probe_batch_size, stop.probe_reuse, seed=seed,
-                                   reference=ctx.reference)
-        stop = stop if stop is not None else FixedBudget(max_steps)
-        forget_objective, retain_objective = method.forget, method.retain
-        alpha, gamma = hparams.get("alpha", 0.0), hparams.get("gamma", 1.0)
-        optimizer = make_optimizer(model, params, optim)
-        schedule = make_schedule(optimizer, optim, max_steps)
-        accum, per_step = optim.grad_accum, optim.grad_accum * world
-        forget_iter = _indexed_batches(forget, optim.batch_size, pad_token_id, torch.Generator().manual_seed(seed))
-        retain_iter = cycle_batches(retain, optim.batch_size, pad_token_id, torch.Generator().manual_seed(seed + 7)) \
-            if retain_objective else None
-        use_retain = retain_objective is not None and (alpha > 0 or rule != "sum")
-        joint = rule == "sum" and not record_geometry
-
-        def accumulate(objective, micro: list[dict], weight: float) -> float:
-            """Backpropagate weight * mean over micro-batches of the objective; returns the mean loss
-            over the whole global batch (all processes)."""
-            total = 0.0
-            for batch in micro:
-                loss = objective(model, _to(batch, device), ctx)
-                (weight * loss / len(micro)).backward()
-                total += loss.item() / len(micro)
-            if world == 1:
-                return total
-            return float(_average_over_processes([torch.tensor([total], dtype=torch.float64, device=device)], world)[0])
-
-        model.train()
+        _check_run(method, hparams, rule, forget, retain, lora, checkpoint_steps)
+        loop = _prepare(model, method, hparams, forget, retain, pad_token_id=pad_token_id, rule=rule, stop=stop,
+                        max_steps=max_steps, optim=optim, probe_examples=probe_examples, probe_hparams=probe_hparams,
+                        record_geometry=record_geometry, seed=seed, accelerator=accelerator, lora=lora)
         result = RunResult(steps=0, stopped=False, stop_step=None, train_seconds=0.0, probe_seconds=0.0)
         start, paused = time.perf_counter(), 0.0  # paused: time spent copying checkpoints, not run time
         for step in progress(range(1, max_steps + 1), desc=method.name, unit="step"):
             step_start = time.perf_counter()
             reached("engine:step")
-            forget_micro = _micro_batches(forget_iter, per_step, rank, accum)
-            retain_micro = _micro_batches(retain_iter, per_step, rank, accum) if retain_iter else None
-            entry: dict = {"step": step, "lr": optimizer.param_groups[0]["lr"]}  # the rate this step uses
-            if joint:
-                entry["forget_loss"] = accumulate(forget_objective, forget_micro, gamma)
-                if use_retain:
-                    entry["retain_loss"] = accumulate(retain_objective, retain_micro, alpha)
-                _average_over_processes([p.grad for p in params if p.grad is not None], world)
-            else:
-                entry["forget_loss"] = accumulate(forget_objective, forget_micro, 1.0)
-                g_f = _average_over_processes(_grads(params), world)
-                optimizer.zero_grad(set_to_none=True)
-                entry["retain_loss"] = accumulate(retain_objective, retain_micro, 1.0)
-                g_r = _average_over_processes(_grads(params), world)
-                final = combine(g_f, g_r, rule, alpha=alpha, gamma=gamma)
-                for p, g in zip(params, final):
-                    p.grad = g.to(p.dtype)
-                if record_geometry:
-                    entry.update(geometry(g_f, g_r, final, param_names, alpha, gamma))
+            entry: dict = {"step": step, "lr": loop.optimizer.param_groups[0]["lr"]}  # the rate this step uses
+            gradients = _update_direction(loop, entry)
             fault = _nonfinite_loss(entry, method.name) or _nonfinite_gradient(
-                [p.grad for p in params], f"gradient of {method.name} (rule {rule})")
+                [p.grad for p in loop.params], f"gradient of {method.name} (rule {rule})")
             if fault is not None:  # stop before the step: no parameter takes a non-finite value
                 result.diverged = {"step": step, **fault}
                 result.log.append(entry)
                 result.steps = step
-                optimizer.zero_grad(set_to_none=True)
+                loop.optimizer.zero_grad(set_to_none=True)
                 break
-            if optim.max_grad_norm is not None:
-                torch.nn.utils.clip_grad_norm_(params, optim.max_grad_norm)
-            before = [p.detach().clone() for p in params] if record_geometry and not joint else None
-            optimizer.step()
-            if before is not None:  # the step the optimiser actually took, against each task's gradient
-                entry.update(update_geometry([p.detach() - b for p, b in zip(params, before)], g_f, g_r))
-            schedule.step()
-            optimizer.zero_grad(set_to_none=True)
+            _take_step(loop, entry, gradients)
             entry["seconds"] = time.perf_counter() - step_start
-            probe_start = time.perf_counter()
-            fired = stop.update(step, probe.at(step) if probe else None)
-            probe_time = time.perf_counter() - probe_start if probe else 0.0
-            if probe_time:
-                entry["probe_seconds"] = probe_time
-                entry["violation_rate"] = stop.history[-1][3] if stop.history and stop.history[-1][0] == step else None
-            result.probe_seconds += probe_time
+            fired = _ask_stop(loop, step, entry, result)
             result.log.append(entry)
             result.steps = step
             if step in checkpoint_steps:
-                snapshot_start = time.perf_counter()
-                state = {k: v.detach().to("cpu", copy=True) for k, v in base_model.state_dict().items()}
-                result.checkpoints.append({"step": step, "seconds": snapshot_start - start - paused, "state": state})
-                paused += time.perf_counter() - snapshot_start
+                paused += _keep_weights(loop, step, result, time.perf_counter() - start - paused)
             if fired:
-                result.stopped = isinstance(stop, ViolationStop)
+                result.stopped = isinstance(loop.stop, ViolationStop)
                 result.stop_step = step
                 break
         if lora is not None:
-            model.merge_and_unload()
-        base_model.eval()
+            loop.model.merge_and_unload()
+        loop.base_model.eval()
         total_time = time.perf_counter() - start - paused
         result.train_seconds = total_time - result.probe_seconds
-        if isinstance(stop, ViolationStop):
-            result.probes = list(stop.history)
-            result.probe_passes = probe.forward_passes
+        if isinstance(loop.stop, ViolationStop):
+            result.probes = list(loop.stop.history)
+            result.probe_passes = loop.probe.forward_passes
         return result
+
+
+def _check_run(method: Method, hparams: dict, rule: str, forget, retain, lora: dict | None, checkpoint_steps) -> None:
+    """A clear error for a run that cannot be made, before any work."""
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {', '.join(RULES)}; got {rule!r}")
+    if method.retain is None and rule != "sum":
+        raise ValueError(f"rule {rule!r} needs a retain objective; {method.name} has none (use rule 'sum')")
+    if not forget:
+        raise ValueError("the forget set is empty")
+    if method.retain is not None and not retain:
+        raise ValueError(f"{method.name} needs a retain set, got an empty one")
+    if method.check is not None:
+        method.check(hparams, lora)
+    if checkpoint_steps and lora is not None:
+        raise ValueError("checkpoints along a run need full weights; they are not kept for a LoRA run")
+
+
+@dataclass
+class _Loop:
+    """What every step of one run shares (built once by `_prepare`)."""
+
+    model: torch.nn.Module        # the network trained (the LoRA wrapper in a LoRA run)
+    base_model: torch.nn.Module   # the caller's network (a LoRA run merges into it at the end)
+    method: Method
+    params: list
+    param_names: list[str] | None
+    ctx: Context
+    optimizer: torch.optim.Optimizer
+    schedule: object
+    forget_batches: object
+    retain_batches: object | None
+    probe: ViolationProbe | None
+    stop: FixedBudget | ViolationStop
+    rule: str
+    alpha: float
+    gamma: float
+    use_retain: bool
+    joint: bool
+    record_geometry: bool
+    max_grad_norm: float | None
+    device: torch.device
+    world: int
+    rank: int
+    accum: int
+    per_step: int
+
+
+def _prepare(model, method: Method, hparams: dict, forget, retain, *, pad_token_id: int, rule: str, stop, max_steps: int,
+             optim: OptimConfig, probe_examples, probe_hparams, record_geometry: bool, seed: int, accelerator,
+             lora: dict | None) -> _Loop:
+    """Device and processes, LoRA adapters, the trained parameters, the reference model, the
+    method's own preparation (NPO's cached reference), the probe, the optimiser and its schedule,
+    and the two batch streams (each with its own seeded generator)."""
+    device = accelerator.device if accelerator is not None else next(model.parameters()).device
+    world = accelerator.num_processes if accelerator is not None else 1
+    rank = accelerator.process_index if accelerator is not None else 0
+    model.to(device)
+    base_model = model
+    if lora is not None:
+        from unlearning.models import add_lora
+
+        model = add_lora(model, **lora)  # adapter initialisation draws from the run's seeded state
+    params = method.parameters(model, hparams) if lora is None else [p for p in model.parameters() if p.requires_grad]
+    param_names = _names_of(model, params) if record_geometry else None
+    ctx = Context(hparams=hparams, generator=torch.Generator().manual_seed(seed))
+    if method.needs_reference:
+        ctx.reference = AdapterDisabledReference(model) if lora is not None else \
+            copy.deepcopy(model).eval().requires_grad_(False)
+    forget = _with_index(forget)
+    if method.prepare is not None:
+        method.prepare(model, forget, pad_token_id, ctx)
+    probe = None
+    if isinstance(stop, ViolationStop):
+        probe = ViolationProbe(model, probe_examples or forget, method.probe_settings(hparams, probe_hparams),
+                               pad_token_id, stop.probe_batch_size, stop.probe_reuse, seed=seed, reference=ctx.reference)
+    stop = stop if stop is not None else FixedBudget(max_steps)
+    alpha, gamma = hparams.get("alpha", 0.0), hparams.get("gamma", 1.0)
+    optimizer = make_optimizer(model, params, optim)
+    schedule = make_schedule(optimizer, optim, max_steps)
+    forget_batches = _indexed_batches(forget, optim.batch_size, pad_token_id, torch.Generator().manual_seed(seed))
+    retain_batches = cycle_batches(retain, optim.batch_size, pad_token_id, torch.Generator().manual_seed(seed + 7)) \
+        if method.retain else None
+    return _Loop(model=model, base_model=base_model, method=method, params=params, param_names=param_names, ctx=ctx,
+                 optimizer=optimizer, schedule=schedule, forget_batches=forget_batches, retain_batches=retain_batches,
+                 probe=probe, stop=stop, rule=rule, alpha=alpha, gamma=gamma,
+                 use_retain=method.retain is not None and (alpha > 0 or rule != "sum"),
+                 joint=rule == "sum" and not record_geometry, record_geometry=record_geometry,
+                 max_grad_norm=optim.max_grad_norm, device=device, world=world, rank=rank, accum=optim.grad_accum,
+                 per_step=optim.grad_accum * world)
+
+
+def _accumulate(loop: _Loop, objective, micro: list[dict], weight: float) -> float:
+    """Backpropagate weight * mean over micro-batches of the objective; returns the mean loss
+    over the whole global batch (all processes)."""
+    total = 0.0
+    for batch in micro:
+        loss = objective(loop.model, _to(batch, loop.device), loop.ctx)
+        (weight * loss / len(micro)).backward()
+        total += loss.item() / len(micro)
+    if loop.world == 1:
+        return total
+    return float(_average_over_processes([torch.tensor([total], dtype=torch.float64, device=loop.device)], loop.world)[0])
+
+
+def _update_direction(loop: _Loop, entry: dict) -> tuple | None:
+    """The step's update direction, written into every parameter's `.grad`:
+
+        rule `sum`:   gamma * grad L_f + alpha * grad L_r   (one joint backward, GradDiff and MASC)
+        other rules:  synthesis.combine(g_f, g_r, rule, alpha, gamma)   (two backward passes)
+
+    The losses go into `entry`, with the gradient geometry when it is recorded. Returns (g_f, g_r)
+    from the two-pass path (None from the joint one)."""
+    forget_micro = _micro_batches(loop.forget_batches, loop.per_step, loop.rank, loop.accum)
+    retain_micro = _micro_batches(loop.retain_batches, loop.per_step, loop.rank, loop.accum) if loop.retain_batches else None
+    forget_objective, retain_objective = loop.method.forget, loop.method.retain
+    if loop.joint:
+        entry["forget_loss"] = _accumulate(loop, forget_objective, forget_micro, loop.gamma)
+        if loop.use_retain:
+            entry["retain_loss"] = _accumulate(loop, retain_objective, retain_micro, loop.alpha)
+        _average_over_processes([p.grad for p in loop.params if p.grad is not None], loop.world)
+        return None
+    entry["forget_loss"] = _accumulate(loop, forget_objective, forget_micro, 1.0)
+    g_f = _average_over_processes(_grads(loop.params), loop.world)
+    loop.optimizer.zero_grad(set_to_none=True)
+    entry["retain_loss"] = _accumulate(loop, retain_objective, retain_micro, 1.0)
+    g_r = _average_over_processes(_grads(loop.params), loop.world)
+    final = combine(g_f, g_r, loop.rule, alpha=loop.alpha, gamma=loop.gamma)
+    for p, g in zip(loop.params, final):
+        p.grad = g.to(p.dtype)
+    if loop.record_geometry:
+        entry.update(geometry(g_f, g_r, final, loop.param_names, loop.alpha, loop.gamma))
+    return g_f, g_r
+
+
+def _take_step(loop: _Loop, entry: dict, gradients: tuple | None) -> None:
+    """Clip, step the optimiser and its schedule; with geometry recorded, log how the step the
+    optimiser actually took sits against each task's gradient (`synthesis.update_geometry`)."""
+    if loop.max_grad_norm is not None:
+        torch.nn.utils.clip_grad_norm_(loop.params, loop.max_grad_norm)
+    before = [p.detach().clone() for p in loop.params] if loop.record_geometry and gradients is not None else None
+    loop.optimizer.step()
+    if before is not None:
+        entry.update(update_geometry([p.detach() - b for p, b in zip(loop.params, before)], *gradients))
+    loop.schedule.step()
+    loop.optimizer.zero_grad(set_to_none=True)
+
+
+def _ask_stop(loop: _Loop, step: int, entry: dict, result: RunResult) -> bool:
+    """Whether the stopping rule fires after `step`; MASC's probe time and violation rate go into
+    `entry` and the run's probe seconds."""
+    probe_start = time.perf_counter()
+    fired = loop.stop.update(step, loop.probe.at(step) if loop.probe else None)
+    probe_time = time.perf_counter() - probe_start if loop.probe else 0.0
+    if probe_time:
+        entry["probe_seconds"] = probe_time
+        history = loop.stop.history
+        entry["violation_rate"] = history[-1][3] if history and history[-1][0] == step else None
+    result.probe_seconds += probe_time
+    return fired
+
+
+def _keep_weights(loop: _Loop, step: int, result: RunResult, seconds: float) -> float:
+    """A CPU copy of the weights after `step` (`seconds` into the run) in `result.checkpoints`;
+    returns the time the copy took (left out of the run's time)."""
+    snapshot_start = time.perf_counter()
+    state = {k: v.detach().to("cpu", copy=True) for k, v in loop.base_model.state_dict().items()}
+    result.checkpoints.append({"step": step, "seconds": seconds, "state": state})
+    return time.perf_counter() - snapshot_start

@@ -21,6 +21,8 @@ from __future__ import annotations
 import pandas as pd
 
 FLAT_MARK = " ‡"
+RECALL_BAR = 0.5  # RWKU: a forget level means something only if the target recalls at least half its probes
+SIGNAL_ALPHA = 0.01  # a real-model comparison needs the target's forget quality (KS p-value) below this
 
 
 def agreeing(table: pd.DataFrame, columns: dict[str, str], target: str = "Target", other: str = "Oracle",

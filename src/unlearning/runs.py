@@ -17,7 +17,9 @@ from pathlib import Path
 from unlearning.benchmarks import Benchmark, get_benchmark
 from unlearning.data import encode_qa_split, encode_text, pack_corpus
 from unlearning.failpoints import reached
-from unlearning.engine import PROBE_SETS, OptimConfig, split_probe_set, unlearn
+from unlearning.choices import PROBE_SETS
+from unlearning.engine import OptimConfig, unlearn
+from unlearning.stopping import split_probe_set
 from unlearning.methods import get_method
 from unlearning.metrics.likelihood import answer_probability
 from unlearning.models import copy_tokenizer_files, load_model, load_tokenizer, save_model
