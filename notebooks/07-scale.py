@@ -108,7 +108,7 @@ lines = []
 for method in methods:
     part = results[results.method == method]
     lines.append(f"{method}: forget ROUGE-L {' / '.join(f'{v:.2f}' for v in part.forget_Q_A_ROUGE)} "
-                 f"(spread {verdicts.seed_spread(part.forget_Q_A_ROUGE):.2f} across sizes), model utility "
+                 f"(spread {verdicts.value_range(part.forget_Q_A_ROUGE):.2f} across sizes), model utility "
                  f"{' / '.join(f'{v:.2f}' for v in part.model_utility)}")
 masc = results[results.method == "MASC"]
 # a forget metric at zero at every size is flat by force: the floor, not evidence of invariance
@@ -117,10 +117,10 @@ floor = ("MASC's forget ROUGE-L is zero within one item at every size: a floor, 
 scale = verdicts.scale_invariant(list(masc.forget_Q_A_ROUGE), oracle_rouge, list(masc.model_utility), resolution, floor)
 display(Markdown(
     f"**Did the claim hold in miniature?** Sizes {', '.join(sizes)}. " + "; ".join(lines) + ". "
-    f"The oracles, which never saw the forget set, spread by {verdicts.seed_spread(oracle_rouge):.2f} across sizes: "
+    f"The oracles, which never saw the forget set, spread by {verdicts.value_range(oracle_rouge):.2f} across sizes: "
     f"that is how flat a forget metric can be expected to be; one forget item moves it by {resolution:.3f}. "
     f"Verdict: {scale.verdict}" + (f" ({scale.reason})" if scale.reason else "") + "."))
 display(Markdown(record(
-    "masc-scale-invariant", f"MASC forget ROUGE-L spread {verdicts.seed_spread(masc.forget_Q_A_ROUGE):.2f} across "
-    f"sizes (oracles {verdicts.seed_spread(oracle_rouge):.2f}); utility {' / '.join(f'{v:.2f}' for v in masc.model_utility)}",
+    "masc-scale-invariant", f"MASC forget ROUGE-L spread {verdicts.value_range(masc.forget_Q_A_ROUGE):.2f} across "
+    f"sizes (oracles {verdicts.value_range(oracle_rouge):.2f}); utility {' / '.join(f'{v:.2f}' for v in masc.model_utility)}",
     scale, profile)))

@@ -17,7 +17,7 @@ def test_resolutions_by_hand():
     assert v.accuracy_resolution(0.5, 400, paired=False) == pytest.approx(0.0490, abs=1e-4)
     assert v.accuracy_resolution(0.5, 400) == pytest.approx(0.0693, abs=1e-4)
     assert v.accuracy_resolution(1.0, 10) == 0.1  # no sampling width at 1.0: one question is the floor
-    assert v.seed_spread([0.3, 0.5, 0.4]) == pytest.approx(0.2) and v.seed_spread([0.3]) == 0
+    assert v.value_range([0.3, 0.5, 0.4]) == pytest.approx(0.2) and v.value_range([0.3]) == 0
     with pytest.raises(ValueError):
         v.item_resolution(0)
 

@@ -10,7 +10,7 @@ here* (`claims.VERDICTS`), and every threshold it uses comes from one of three p
   is passed in as a reason, never read);
 - the measurement's resolution: one item of an evaluation set (`item_resolution`), the 95 %
   sampling interval of an accuracy (`accuracy_resolution`), a control's own movement (the oracle's
-  change under 4-bit quantization) or the spread over seeds (`seed_spread`). A difference inside the
+  change under 4-bit quantization) or the range over seeds once runs repeat (`value_range`). A difference inside the
   resolution decides nothing: "cannot tell here", with that reason.
 
 Construction checks (guarantees of a rule's algebra, e.g. "SAGO never opposes retention") are
@@ -58,11 +58,12 @@ def accuracy_resolution(accuracy: float, n_questions: int, paired: bool = True) 
     return max(width, 1.0 / n_questions)
 
 
-def seed_spread(values: Sequence[float]) -> float:
-    """The range (max - min) of one measurement repeated over seeds; 0 for a single seed."""
+def value_range(values: Sequence[float]) -> float:
+    """The range (max - min) of a measurement across its cases (model sizes; seeds, once a chapter
+    repeats runs over seeds); 0 for a single value."""
     values = list(values)
     if not values:
-        raise ValueError("seed_spread needs at least one value")
+        raise ValueError("value_range needs at least one value")
     return float(max(values) - min(values))
 
 
@@ -244,8 +245,8 @@ def scale_invariant(forget: Sequence[float], oracle_forget: Sequence[float], uti
     grows = grows_with_size(utility, resolution)
     if floor_reason:
         return Verdict(CANNOT_TELL, floor_reason, res)
-    flat = seed_spread(forget) <= seed_spread(oracle_forget) + resolution
-    parts = [f"forget spread {seed_spread(forget):.3f} against the oracles' {seed_spread(oracle_forget):.3f}",
+    flat = value_range(forget) <= value_range(oracle_forget) + resolution
+    parts = [f"forget spread {value_range(forget):.3f} against the oracles' {value_range(oracle_forget):.3f}",
              f"utility: {grows.verdict}" + (f" ({grows.reason})" if grows.reason else "")]
     if grows.verdict == CANNOT_TELL:
         return Verdict(PARTLY if flat else NOT_HELD, "; ".join(parts), res)
@@ -353,7 +354,7 @@ def sago_keeps_more(gain: Mapping[str, float], forget_resolution: float, retain_
     PCGrad retain in points, `forget_sago`, `forget_pcgrad`): held when SAGO keeps more by more
     than `retain_resolution` without forgetting less by more than `forget_resolution`; a gap inside
     the resolution (one probe, or the seeds' spread) cannot tell."""
-    res = f"forget {forget_resolution:.3f}; retain {retain_resolution:.3f} (one probe or the seeds' spread)"
+    res = f"forget {forget_resolution:.3f}; retain {retain_resolution:.3f} (one probe)"
     gap = gain["points"] / 100
     if gain["forget_sago"] > gain["forget_pcgrad"] + forget_resolution:
         return Verdict(NOT_HELD, "SAGO keeps more only by forgetting less", res)
