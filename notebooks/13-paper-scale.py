@@ -45,6 +45,8 @@ profile = "mini"                                   # the TOFU data and run store
 real_model = "models/real/smollm2-135m"            # written by `make real-model`
 measure_steps = 3                                  # optimizer steps of each measured run
 batch_size = 2
+# the measured runs (each a process that loads the real model, takes its steps and saves 540 MB)
+variants = ["full fine-tuning, float32", "LoRA r 16, float32", "LoRA r 16, bfloat16"]
 fetch_config = "notebooks/profiles/paper/fetch.yaml"   # what `unlearning fetch` downloads at paper scale
 
 # %% tags=["remove-cell"]
@@ -95,14 +97,14 @@ del model
 base = ["unlearning", "unlearn", "--benchmark", f"tofu-{profile}", "--model", real_model, "--split", "forget01",
         "--retain-split", "holdout05", "--max-steps", str(measure_steps), "--batch-size", str(batch_size),
         "--device", "auto"]
-variants = {
+VARIANTS = {
     "full fine-tuning, float32": ["--method", "NPO+KLR"],
     "LoRA r 16, float32": ["--method", "MASC", "--lora-rank", "16"],
     "LoRA r 16, bfloat16": ["--method", "MASC", "--lora-rank", "16", "--dtype", "bfloat16"],
 }
 rows, commands = [], []
-for name, extra in variants.items():
-    command = base + extra
+for name in variants:
+    command = base + VARIANTS[name]
     commands.append(shlex.join(command[:6]) + " \\\n    " + shlex.join(command[6:]))
     done = subprocess.run([sys.executable, "-m", "unlearning.cli", *command[1:]], capture_output=True, text=True)
     if done.returncode != 0:

@@ -42,6 +42,7 @@ profile = "mini"
 objectives = ["GradDiff", "NPO+GD", "SimNPO+GD"]
 rules = ["sum", "pcgrad_global", "pcgrad", "sago"]  # +GD, global PCGrad, module-wise PCGrad, SAGO
 with_masc = True
+answer_tokens = 32  # greedy tokens of every generated answer (EvalConfig.max_new_tokens); fewer: the smoke profile
 device = "auto"
 dtype = "float32"
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
@@ -57,6 +58,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning.benchmarks import get_benchmark
+from unlearning.benchmarks.common import EvalConfig
 from unlearning.benchmarks.rwku import TABLE_COLUMNS, summarise
 from unlearning.claims import CANNOT_TELL, record
 from unlearning.data import read_jsonl
@@ -97,16 +99,20 @@ display(Markdown(f"The forget corpus: {len(corpus)} passages the model wrote abo
                  f"{corpus[0]['subject']}:\n\n> " + corpus[0]["text"].replace("\n", " ")))
 
 # %% tags=["hide-input"]
-start = lab.evaluate("rwku-real", lab.model(REAL_BASE))
+config = EvalConfig(max_new_tokens=answer_tokens)
+if answer_tokens != EvalConfig.max_new_tokens:
+    display(Markdown(f"This profile generates {answer_tokens} tokens of every answer, not {EvalConfig.max_new_tokens}."))
+start = lab.evaluate("rwku-real", lab.model(REAL_BASE), config=config)
 # no geometry on the real model: comparing four rules on every step's gradients costs seconds a step
-grid = sago_grid(lab, "rwku-real", REAL_BASE, objectives, rules, recipe="sago/rwku", record_geometry=False)
+grid = sago_grid(lab, "rwku-real", REAL_BASE, objectives, rules, recipe="sago/rwku", record_geometry=False,
+                 evaluate_config=config)
 budget = sorted({row["run"]["steps"] for row in grid})  # the budgets, in optimizer steps
 results = pd.DataFrame(grid).drop(columns="run")
 results = results.join(pd.DataFrame([summarise(r) for _, r in results.iterrows()], index=results.index))
 extra = {}
 if with_masc:  # beyond both papers: MASC with its recipe for a text corpus (MUSE News)
     masc = lab.recipe_run("masc/muse-news", "MASC", REAL_BASE, benchmark="rwku-real")
-    masc_metrics = lab.evaluate("rwku-real", masc["dir"])
+    masc_metrics = lab.evaluate("rwku-real", masc["dir"], config=config)
     extra["MASC"] = tuple(summarise(masc_metrics).values())
 
 # %% [markdown]

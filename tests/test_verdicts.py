@@ -176,3 +176,24 @@ def test_sago_keeps_more_needs_a_gap_larger_than_one_probe():
     assert v.sago_keeps_more({**row, "forget_sago": 0.5}, 0.05, 0.05).verdict == NOT_HELD
     assert v.sago_keeps_more({**row, "points": 3.0}, 0.05, 0.05).verdict == CANNOT_TELL  # 0.03 < one probe (0.05)
     assert math.isclose(v.Z_95, 1.96, abs_tol=1e-3)
+
+
+def test_a_seeds_range_wider_than_one_item_becomes_the_resolution_and_can_turn_a_win_into_a_tie():
+    one_item = dict.fromkeys(v.TOFU_AXES, 0.025)
+    seeds = [_axes(0.50, 0.40, 0.60, 0.45), _axes(0.58, 0.41, 0.60, 0.47), _axes(0.54, 0.40, 0.61, 0.46)]
+    res = v.seed_resolution(one_item, seeds)
+    # 1-ROUGE-L ranges over 0.08 > one item; the other axes move less than one item
+    assert res == pytest.approx({"1-ROUGE-L": 0.08, "1-Prob": 0.025, "Truth Ratio": 0.025, "MU": 0.025})
+    # MASC behind GA by 0.05 on 1-ROUGE-L: a loss at one item, a tie within the seeds' range
+    runs = {"GA": _axes(0.60, 0.40, 0.60, 0.44), "MASC": _axes(0.55, 0.40, 0.61, 0.46)}
+    runs["GA"]["1-Prob"] = 0.50  # MASC behind on 1-Prob by more than either resolution
+    assert v.tofu_tradeoff(runs, one_item).verdict == PARTLY
+    held = v.tofu_tradeoff(runs, res, resolution_kind="the larger of one item and 3 seeds' range")
+    assert held.verdict == HELD and "3 seeds" in held.resolution
+    with pytest.raises(ValueError):
+        v.seed_resolution(one_item, [])
+    # SAGO 3 points ahead: held at a 0.02 resolution, cannot tell once seeds range over 0.04
+    row = {"points": 3.0, "forget_sago": 0.30, "forget_pcgrad": 0.30}
+    assert v.sago_keeps_more(row, 0.02, 0.02).verdict == HELD
+    spread = v.sago_keeps_more(row, 0.02, 0.04, resolution_kind="3 seeds' range")
+    assert spread.verdict == CANNOT_TELL and "3 seeds" in spread.resolution

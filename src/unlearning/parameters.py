@@ -159,6 +159,11 @@ RULES: dict[str, Callable] = {
     "betas": _number(0, 1e3, each=True), "rhos": _number(0, 1 - 1e-12, each=True),
     "tolerances": _number(0, 1, low_open=False, each=True), "retain_weights": _number(0, 1e6, low_open=False, each=True),
     "rmu_grid": _rmu_grid,
+    # extra seeds of a rerun method (seed 0 is the main run's): positive integers, or none
+    "seeds": lambda value: _number(0, 2**31, integer=True, each=True)(value) if value else None,
+    "answer_tokens": _number(0, 4096, integer=True), "curation_checked": _number(0, 1e6, integer=True, low_open=False),
+    # chapter 13's measured runs: any of its default variants
+    "variants": _all_of(lambda: tuple(defaults_of("13-paper-scale")["variants"])),
     # time to a good model (chapter 5): the checkpoint schedule (the criterion is one item of resolution)
     "checkpoint_first": _number(0, 1e6, integer=True), "checkpoint_growth": _number(1, 100),
 }

@@ -67,6 +67,16 @@ def value_range(values: Sequence[float]) -> float:
     return float(max(values) - min(values))
 
 
+def seed_resolution(one_item: Mapping[str, float], by_seed: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """Each measurement's resolution once a method's run repeats over seeds: the larger of its
+    one-item resolution and the range of the method's own results across the seeds (`by_seed`, one
+    mapping per seed with the keys of `one_item`). A difference between two methods inside it cannot
+    be told from a reseeded run of one of them."""
+    if not by_seed:
+        raise ValueError("seed_resolution needs the results of at least one seed")
+    return {key: max(step, value_range([run[key] for run in by_seed])) for key, step in one_item.items()}
+
+
 def _resolution_text(value: float, what: str) -> str:
     return f"{value:.3f} ({what})"
 
@@ -137,7 +147,7 @@ TOFU_AXES = ("1-ROUGE-L", "1-Prob", "Truth Ratio", "MU")  # metrics.tofu.masc_ax
 
 
 def tofu_tradeoff(axes: Mapping[str, Mapping[str, float]], resolution: Mapping[str, float], method: str = "MASC",
-                  floors: Mapping[str, str] | None = None) -> Verdict:
+                  floors: Mapping[str, str] | None = None, resolution_kind: str = "one item") -> Verdict:
     """The paper's trade-off statement on TOFU: `method` best or tied on at least 3 of the 4 radar
     axes (`TOFU_AXES`, higher is better) and best (or tied) model utility, against every other
     method in `axes` (compare them at matched forgetting: `matched_point`). Tied means within
@@ -153,14 +163,14 @@ def tofu_tradeoff(axes: Mapping[str, Mapping[str, float]], resolution: Mapping[s
         return Verdict(CANNOT_TELL, floors["MU"])
     if axes[method]["MU"] <= resolution["MU"]:
         return Verdict(NOT_HELD, f"{method}'s model utility collapsed ({axes[method]['MU']:.3f})",
-                       f"MU {resolution['MU']:.3f}")
+                       f"MU {resolution['MU']:.3f} ({resolution_kind})")
     read = [a for a in TOFU_AXES if a not in floors]
     if len(read) < 3:
         return Verdict(CANNOT_TELL, "; ".join(floors.values()))
     best = {a: axes[method][a] >= max(axes[m][a] for m in others) - resolution[a] for a in read}
     wins, mu = sum(best.values()), best["MU"]
     text = ", ".join(a for a in read if best[a]) or "none"
-    res = "; ".join(f"{a} {resolution[a]:.3f}" for a in read)
+    res = "; ".join(f"{a} {resolution[a]:.3f}" for a in read) + f" ({resolution_kind})"
     if wins >= 3 and mu:
         return Verdict(HELD, f"best or tied on {text}", res)
     if wins >= 2 or mu:
@@ -349,12 +359,14 @@ def ordered_by_granularity(utility: Sequence[float], forget: Sequence[float], fo
     return Verdict(HELD if not falls else PARTLY, "" if not falls else "a step falls on the way", res)
 
 
-def sago_keeps_more(gain: Mapping[str, float], forget_resolution: float, retain_resolution: float) -> Verdict:
+def sago_keeps_more(gain: Mapping[str, float], forget_resolution: float, retain_resolution: float,
+                    resolution_kind: str = "one probe") -> Verdict:
     """SAGO against PCGrad on RWKU, one objective (a `protocol.sago_gains` row: `points` = SAGO -
     PCGrad retain in points, `forget_sago`, `forget_pcgrad`): held when SAGO keeps more by more
     than `retain_resolution` without forgetting less by more than `forget_resolution`; a gap inside
-    the resolution (one probe, or the seeds' spread) cannot tell."""
-    res = f"forget {forget_resolution:.3f}; retain {retain_resolution:.3f} (one probe)"
+    the resolution (one probe, or the seeds' range: `seed_resolution`, named by `resolution_kind`)
+    cannot tell."""
+    res = f"forget {forget_resolution:.3f}; retain {retain_resolution:.3f} ({resolution_kind})"
     gap = gain["points"] / 100
     if gain["forget_sago"] > gain["forget_pcgrad"] + forget_resolution:
         return Verdict(NOT_HELD, "SAGO keeps more only by forgetting less", res)
