@@ -337,9 +337,9 @@ def sago_run_name(recipe: Recipe, objective: str, rule: str | None) -> tuple[str
 def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, rules=SAGO_RULES, *,
               recipe: str | Recipe, forget_split: str | None = None, retain_split: str | None = None,
               retain_weights=(None,), evaluate_config: EvalConfig = EvalConfig(), scale: Scale | None = None,
-              record_geometry: bool = True, **options):
+              record_geometry: bool = True, forget_only: bool = True, **options):
     """Every (objective, rule, retain weight) run of the SAGO paper's grid, plus each
-    objective's forget-only variant, each with the settings of its run in `recipe` (per rule: the
+    objective's forget-only variant (unless `forget_only` is False), each with the settings of its run in `recipe` (per rule: the
     official rates, budgets and weights differ), and its metrics: one dict per run.
 
     `retain_weights` sweeps alpha (None: the recipe's); geometry is recorded on every run with a
@@ -351,10 +351,11 @@ def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, 
     splits = dict(benchmark=benchmark, forget_split=forget_split, retain_split=retain_split, scale=scale, **options)
     rows = []
     for objective in objectives:
-        name, _ = sago_run_name(recipe, objective, None)
-        plain = lab.recipe_run(recipe, name, model, **splits)
-        rows.append({"objective": objective, "variant": "forget-only", "rule": "-", "alpha": 0.0, "recipe": name,
-                     "run": plain, **lab.evaluate(benchmark, plain["dir"], config=evaluate_config)})
+        if forget_only:
+            name, _ = sago_run_name(recipe, objective, None)
+            plain = lab.recipe_run(recipe, name, model, **splits)
+            rows.append({"objective": objective, "variant": "forget-only", "rule": "-", "alpha": 0.0, "recipe": name,
+                         "run": plain, **lab.evaluate(benchmark, plain["dir"], config=evaluate_config)})
         for rule in rules:
             name, note = sago_run_name(recipe, objective, rule)
             for alpha in retain_weights:
