@@ -27,6 +27,20 @@ DATA_FILES := $(shell find data/$(PROFILE) -name '*.json' 2>/dev/null)
 ASSIGNMENT_SOURCES := $(wildcard notebooks/assignments/A*-*.py)
 CLASSROOM_SRC := $(wildcard src/unlearning/classroom/*.py)
 ASSIGNMENT_PAGES := book/generated/assignments/.pages
+# The chapters execute CHAPTER_JOBS at a time, each kernel with one torch thread: on two cores two
+# chapters side by side finish sooner than one with two threads (small models hardly use a second
+# thread), and a chapter's numbers do not depend on the machine's core count (PyTorch promises equal
+# numbers only for one thread count). Chapters that read each other's runs execute one after another in
+# a chain (the TOFU, MUSE and RWKU chapters; the WMDP chapters and the real model's TOFU chapters), so
+# no run is computed twice at once; `make nb-NAME` runs one chapter alone. At paper scale one chapter at a time (one GPU).
+CHAPTER_JOBS ?= $(if $(filter paper,$(PROFILE)),1,2)
+CHAPTER_THREADS ?= 1
+CHAIN_A := 00-pipeline 02-learning 03-margin 04-stopping 05-tofu 07-scale 08-quantization 12-beyond 06-muse \
+  11-rwku 15-rwku-real 90-api
+CHAIN_B := 01-world 10-wmdp 09-geometry 13-paper-scale 14-tofu-real
+# goals that execute every chapter get the jobs and the chains (`make nb-NAME` runs that chapter alone)
+FULL_BUILD := $(filter notebooks book book-student,$(MAKECMDGOALS))
+PARALLEL := $(if $(FULL_BUILD),-j$(CHAPTER_JOBS) --output-sync=target)
 # make publish pushes the built book to this remote's gh-pages branch
 REMOTE ?= origin
 # the classroom package does not feed the chapters
@@ -60,7 +74,7 @@ ifneq ($(WANTS_LOCK),)
 .PHONY: $(MAKECMDGOALS) locked-make
 $(MAKECMDGOALS): locked-make ; @:
 locked-make:
-	@$(PYTHON) src/unlearning/makelock.py $(MAKE_LOCK) $(MAKE) --no-print-directory $(MAKECMDGOALS)
+	@$(PYTHON) src/unlearning/makelock.py $(MAKE_LOCK) $(MAKE) --no-print-directory $(PARALLEL) $(MAKECMDGOALS)
 else
 
 help: ## list the targets
@@ -117,7 +131,16 @@ $(PROFILE_CHECKED): $(wildcard $(PROFILE_DIR)/*.yaml) $(NOTEBOOKS:%=notebooks/%.
 	touch $@
 
 book/generated/%.ipynb: build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(MODELS_MANIFEST) $(DATA_FILES) $(SRC) | $(INSTALLED) $(PROFILE_CHECKED)
-	UNLEARNING_PROGRESS=0 $(BIN)/unlearning execute $< --out $@ --profile $(PROFILE) --parameters $(PROFILE_DIR)/$*.yaml
+	UNLEARNING_PROGRESS=0 OMP_NUM_THREADS=$(CHAPTER_THREADS) $(BIN)/unlearning execute $< --out $@ --profile $(PROFILE) \
+	  --parameters $(PROFILE_DIR)/$*.yaml
+
+# each chain in order (order-only: a chapter's change does not make the next one stale)
+chain = $(if $(word 2,$(1)),$(eval book/generated/$(word 2,$(1)).ipynb: | book/generated/$(word 1,$(1)).ipynb)$(call \
+  chain,$(wordlist 2,$(words $(1)),$(1))))
+ifneq ($(FULL_BUILD),)
+$(call chain,$(CHAIN_A))
+$(call chain,$(CHAIN_B))
+endif
 
 # "Claims at a glance": every chapter writes its findings (book/generated/findings/); the page is
 # rendered from them once every chapter has run
@@ -182,7 +205,8 @@ test: ## unit tests (the real model included), every notebook, both editions of 
 	$(TIMED) "lint (ruff)" $(BIN)/ruff check src tests benchmarks notebooks
 	$(TIMED) "unit and system tests" env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests --ignore=tests/browser \
 	  --ignore=tests/built -n $(TEST_WORKERS) --dist loadfile
-	$(TIMED) "smoke book (models, chapters, HTML)" $(MAKE) --no-print-directory book book-student PROFILE=smoke
+	$(TIMED) "smoke book (models, chapters, HTML)" $(MAKE) --no-print-directory -j$(CHAPTER_JOBS) --output-sync=target \
+	  book book-student PROFILE=smoke
 	$(TIMED) "browser and built-book tests" $(BIN)/python -m pytest tests/browser tests/built -rs
 	@echo "make test: every phase passed; seconds per phase:" && cat $(TEST_TIMES)
 

@@ -4,8 +4,9 @@
    forward pass, the confirmation recomputed) and with ours (32 a pass, the confirmation reusing
    the trigger's passes), alternated: probe seconds and their share of the run.
 2. **Time to a good model.** Chapter 6's runs (through the run store, so the book shows the same
-   ones): when each method first reaches the oracle's forget level with its model utility kept, and
-   MASC's ratio against the fastest baseline on that measure (`unlearning.trajectory`).
+   ones): when each method first reaches the oracle's forget level with its model utility kept
+   (`trajectory.good_model`), and MASC's ratio against the fastest baseline once a baseline pays
+   for the evaluations that find its good checkpoint (`trajectory.selected_time`).
 3. **The engine against the usual loop.** Our engine and a Hugging Face `Trainer` subclass
    (`trainer_loop.py`, the way OpenUnlearning writes it) on the mini TOFU target (125 steps) and
    the real one (SmolLM2-135M, 3 steps), the same batches and steps, each from a freshly loaded
@@ -86,11 +87,12 @@ def chapter_parameters(chapter: str) -> dict:
 
 
 def time_to_quality(lab) -> dict:
-    """Chapter 6's largest-split runs with their checkpoints, as the chapter computes them."""
+    """Chapter 6's largest-split runs with their checkpoints, as the chapter computes them, and the
+    fair time to a good model (`trajectory.selected_time`: a baseline pays for the evaluations that
+    find its good checkpoint, MASC's probes are in its run time)."""
     from unlearning.plotting import plot_time_to_quality, use_book_style
-    from unlearning.protocol import Protocol, eval_config, tofu_oracle, tofu_run, tune_rmu_on_tofu
-    from unlearning.trajectory import (Criterion, checkpoint_steps, quality_table, speed_ratio, time_to_quality,
-                                       trajectory)
+    from unlearning.protocol import Protocol, eval_config, tofu_oracle, tofu_resolutions, tofu_run, tune_rmu_on_tofu
+    from unlearning.trajectory import checkpoint_steps, good_model, quality_table, selected_time, time_to_quality, trajectory
 
     p = chapter_parameters("05-tofu")
     protocol, split, size = Protocol(), p["forget_splits"][-1], p["size"]
@@ -100,18 +102,21 @@ def time_to_quality(lab) -> dict:
     schedule = checkpoint_steps(budget, p["checkpoint_first"], p["checkpoint_growth"])
     oracle = lab.evaluate("tofu", lab.model(tofu_oracle(split, size)), config=config)
     start = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
-    criterion = Criterion("forget_Q_A_ROUGE", oracle["forget_Q_A_ROUGE"], p["quality_tolerance"], "model_utility",
-                          p["utility_share"] * start["model_utility"])
+    criterion = good_model(oracle, tofu_resolutions(lab, "tofu", split))
     trajectories = {}
     for method in p["methods"]:
         record = tofu_run(lab, method, target, split, tuned=tuned, checkpoints=schedule)
         trajectories[method] = trajectory(lab, "tofu", record, start, config=config, oracle=oracle)
     reached = {m: time_to_quality(points, criterion) for m, points in trajectories.items()}
-    ratio, fastest = speed_ratio(reached, "MASC")
+    held = {m: selected_time(points, criterion, self_stopping=(m == "MASC")) for m, points in trajectories.items()}
+    others = {m: t for m, t in held.items() if m != "MASC" and t is not None}
+    fastest = min(others, key=others.get) if others else None
+    ratio = others[fastest] / max(held["MASC"], 1e-9) if fastest and held.get("MASC") is not None else None
     use_book_style()
     figure = plot_time_to_quality(trajectories, {**oracle, "forget_quality": 1.0}, criterion, reached)
     figure.savefig(HERE / "time_to_quality.png", bbox_inches="tight")
-    return {"criterion": criterion.describe(), "schedule": list(schedule), "rows": quality_table(trajectories, reached),
+    rows = [{**row, "holds a good model at (s)": held[row["method"]]} for row in quality_table(trajectories, reached)]
+    return {"criterion": criterion.describe(), "schedule": list(schedule), "rows": rows,
             "masc_ratio": ratio, "fastest_baseline": fastest}
 
 
@@ -363,7 +368,10 @@ def report(results: dict) -> str:
         "## 2. Time to a good model (chapter 6's runs, through the run store)", "",
         f"A good model: {quality['criterion']}. Checkpoints at steps {quality['schedule']}.", "",
         _table(quality["rows"]),
-        ("MASC reached a good model **{:.1f}x** as fast as the fastest baseline ({}); the paper reports about 6x on TOFU."
+        "*Holds a good model at*: a baseline's first good checkpoint plus every checkpoint evaluation up to it (it "
+        "must evaluate to find it); MASC's final model, its probes already in its time.", "",
+        ("MASC held a good model **{:.1f}x** as fast as the fastest baseline ({}), evaluations counted; the paper "
+         "reports about 6x on TOFU for its own question (full budgets against MASC's self-stopped run)."
          .format(ratio, quality["fastest_baseline"]) if ratio is not None else
          "No ratio: " + ("MASC did not reach a good model" if quality["fastest_baseline"]
                          else "no baseline reached a good model") + "."),

@@ -154,14 +154,13 @@ plt.show()
 
 # %% tags=["hide-input"]
 from unlearning.plotting import plot_time_to_quality
-from unlearning.trajectory import Criterion, quality_table, time_to_quality, trajectory
+from unlearning.trajectory import good_model, quality_table, time_to_quality, trajectory
 
 main_config = eval_config("tofu", main_split)
 start = {k: v for k, v in main.loc["Target"].items() if k not in ("split", "method", "seconds", "steps")}
 oracle_point = {**oracles[main_split], "forget_quality": 1.0}
 resolution = tofu_resolutions(lab, "tofu", main_split)  # one item of each evaluation set
-criterion = Criterion("forget_Q_A_ROUGE", oracles[main_split]["forget_Q_A_ROUGE"], resolution["1-ROUGE-L"],
-                      "model_utility", oracles[main_split]["model_utility"] - resolution["MU"])
+criterion = good_model(oracles[main_split], resolution)
 trajectories = {m: trajectory(lab, "tofu", records[main_split, m], start, config=main_config, oracle=oracles[main_split])
                 for m in methods}
 reached = {m: time_to_quality(points, criterion) for m, points in trajectories.items()}
@@ -242,7 +241,6 @@ from unlearning.trajectory import selected_time
 baselines = main.loc[[m for m in methods if m in PAPER_BASELINES]]  # the comparison the paper makes
 m = main.loc["MASC"]
 speedup = baselines["seconds"] / m["seconds"]
-paper_ratio = verdicts.paper_speedup("tofu")
 speed = verdicts.speed_against_paper(m["seconds"], baselines["seconds"].to_dict(), "tofu",
                                      bool(records[main_split, "MASC"]["stopped"]))
 # the fair time to a good model: MASC's final model, or a baseline's first good checkpoint plus the evaluations that found it
@@ -255,12 +253,10 @@ tradeoff = verdicts.tofu_tradeoff(axes, resolution, floors=verdicts.axis_floors(
 display(pd.DataFrame(axes).T.assign(**{"read at step": [int(m["steps"])] + [int(p["step"]) for p in matched.values()]})
         .round(3).rename_axis("at matched forgetting"))
 display(Markdown(
-    f"**Did the claims hold in miniature?** *Speed, the paper's question*: MASC stopped "
-    f"{'by itself' if records[main_split, 'MASC']['stopped'] else 'at its step cap'} after {int(m['steps'])} steps in "
-    f"{m['seconds']:.1f} s; the paper's baselines ran their full official budgets in {baselines['seconds'].min():.1f}-"
-    f"{baselines['seconds'].max():.1f} s: **{speedup.min():.1f}x** faster than the fastest (the paper: "
-    f"{paper_ratio[0]:.1f}x, {paper_ratio[1]:.1f}-{paper_ratio[2]:.1f}x within its error bars). *Time to a good "
-    f"model, each paying for finding it*: " + ", ".join(f"{k} {'never' if s is None else f'{s:.1f} s'}" for k, s in held.items())
+    "**Did the claims hold in miniature?** *Speed, the paper's question*: " + verdicts.speed_sentence(
+        m["seconds"], int(m["steps"]), bool(records[main_split, "MASC"]["stopped"]), baselines["seconds"].to_dict(),
+        "tofu") + ". *Time to a good "
+    "model, each paying for finding it*: " + ", ".join(f"{k} {'never' if s is None else f'{s:.1f} s'}" for k, s in held.items())
     + ". *Trade-off at matched forgetting* (table above: each baseline read at the checkpoint whose forget ROUGE-L "
     f"is closest to MASC's {m['forget_Q_A_ROUGE']:.2f}): {tradeoff.reason or tradeoff.verdict}. Ties are differences "
     f"within one item ({', '.join(f'{a} {r:.3f}' for a, r in resolution.items())})."

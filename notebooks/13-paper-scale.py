@@ -62,6 +62,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import torch
 import yaml
 from IPython.display import Markdown, display
 
@@ -124,7 +125,8 @@ measured.round(3)
 # %% tags=["hide-input"]
 fastest = measured["s / step"].idxmin()
 display(Markdown(
-    f"On this machine one optimizer step of {batch_size} forget and {batch_size} retain sequences took "
+    f"On this machine, with {torch.get_num_threads()} torch thread(s) (the book executes two chapters at a time, one "
+    f"thread each), one optimizer step of {batch_size} forget and {batch_size} retain sequences took "
     f"{measured['s / step'].min():.1f}-{measured['s / step'].max():.1f} s (fastest: {fastest}); peak resident "
     f"memory of the whole command was {measured['peak memory (MB)'].min():,.0f}-"
     f"{measured['peak memory (MB)'].max():,.0f} MB. A step of a 7B model costs about 50 times the arithmetic of "

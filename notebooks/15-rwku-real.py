@@ -68,7 +68,8 @@ from unlearning.data import read_jsonl
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
 from unlearning import recipes
 from unlearning import verdicts
-from unlearning.protocol import REAL_BASE, Lab, rwku_resolutions, sago_gains, sago_grid, sago_versus_pcgrad
+from unlearning.protocol import (REAL_BASE, SAGO_OBJECTIVES, SAGO_RULES, Lab, rwku_resolutions, sago_gains, sago_grid,
+                                 sago_versus_pcgrad)
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -105,6 +106,11 @@ display(Markdown(f"The forget corpus: {len(corpus)} passages the model wrote abo
 config = EvalConfig(max_new_tokens=answer_tokens)
 if answer_tokens != EvalConfig.max_new_tokens:
     display(Markdown(f"This profile generates {answer_tokens} tokens of every answer, not {EvalConfig.max_new_tokens}."))
+left_out = [f"the objective {o}" for o in SAGO_OBJECTIVES if o not in objectives] + [
+    f"the rule {r}" for r in SAGO_RULES if r not in rules]
+if left_out:
+    display(Markdown(f"Left out of this profile's grid to keep the book within its time budget: {', '.join(left_out)}. "
+                     "Every run that is in it runs its recipe's full budget."))
 start = lab.evaluate("rwku-real", lab.model(REAL_BASE), config=config)
 # no geometry on the real model: comparing four rules on every step's gradients costs seconds a step
 grid = sago_grid(lab, "rwku-real", REAL_BASE, objectives, rules, recipe="sago/rwku", record_geometry=False,

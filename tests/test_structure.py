@@ -4,6 +4,8 @@ a benchmark, a method or a metric is added in one module plus one registry line.
 import ast
 import importlib
 import json
+import os
+import subprocess
 import shutil
 import sys
 from pathlib import Path
@@ -199,3 +201,34 @@ def test_code_key_follows_edits_of_a_module(tmp_path, monkeypatch):
     os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 1_000_000))
     assert code_key(module.f) != before_f and code_key(module.g) == before_g
     sys.modules.pop("keyed_module", None)
+
+
+def _make_variable(text: str, name: str) -> list[str]:
+    """The words of a `NAME := ...` assignment of the Makefile (continuation lines joined)."""
+    joined = text.replace("\\\n", " ")
+    line = next(line for line in joined.splitlines() if line.startswith(f"{name} :="))
+    return line.split(":=", 1)[1].split()
+
+
+def test_the_chapter_chains_cover_every_chapter_once_and_order_each_chain():
+    """`make book` executes two chapters at a time; chapters that share runs are one chain, one
+    after another. Every chapter is in exactly one chain, and make's own database (what it would
+    do for `make notebooks`) orders each chain's chapters one after the next."""
+    root = PACKAGE.parents[1]
+    chains = [_make_variable((root / "Makefile").read_text(), name) for name in ("CHAIN_A", "CHAIN_B")]
+    chapters = sorted(path.stem for path in (root / "notebooks").glob("*.py"))
+    assert sorted(sum(chains, [])) == chapters
+
+    def order_only(goal: str) -> dict[str, list[str]]:
+        database = subprocess.run(["make", "-pn", goal, "PROFILE=smoke"], cwd=root, capture_output=True, text=True,
+                                  env={**os.environ, "UNLEARNING_MAKE_LOCK": "1"}).stdout
+        return {line.split(":", 1)[0]: line.split("|", 1)[1].split() for line in database.splitlines()
+                if line.startswith("book/generated/") and "|" in line}
+
+    full = order_only("notebooks")
+    for chain in chains:
+        for before, after in zip(chain, chain[1:]):
+            assert f"book/generated/{before}.ipynb" in full[f"book/generated/{after}.ipynb"], (before, after)
+    # one chapter alone (`make nb-NAME`) waits for no other chapter
+    alone = order_only("nb-14-tofu-real")["book/generated/14-tofu-real.ipynb"]
+    assert not [p for p in alone if p.startswith("book/generated/") and p.endswith(".ipynb")]

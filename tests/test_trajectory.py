@@ -6,7 +6,7 @@ import torch
 from unlearning.models import load_model, save_model
 from unlearning.runs import RunSpec, run
 from unlearning.store import weights_hash
-from unlearning.trajectory import Criterion, checkpoint_steps, time_to_quality
+from unlearning.trajectory import Criterion, checkpoint_steps, good_model, time_to_quality
 
 
 def test_checkpoint_steps_grow_geometrically_below_the_budget():
@@ -63,3 +63,11 @@ def test_time_to_quality_is_the_first_point_that_forgets_enough_and_keeps_utilit
     assert time_to_quality(rows, criterion)["seconds"] == 3.0
     assert time_to_quality(rows[:3], criterion) is None
     assert criterion.describe() == "forget ROUGE-L at most 0.400 + 0.05 (the oracle's level) with model utility at least 0.300"
+
+
+def test_a_good_model_is_the_oracles_forgetting_and_utility_within_one_item():
+    oracle = {"forget_Q_A_ROUGE": 0.30, "model_utility": 0.50}
+    good = good_model(oracle, {"1-ROUGE-L": 0.05, "1-Prob": 0.05, "Truth Ratio": 0.05, "MU": 0.02})
+    assert good.met({"forget_Q_A_ROUGE": 0.349, "model_utility": 0.481})  # both within one item
+    assert not good.met({"forget_Q_A_ROUGE": 0.36, "model_utility": 0.60})  # remembers one item more
+    assert not good.met({"forget_Q_A_ROUGE": 0.10, "model_utility": 0.47})  # lost more than one item of utility

@@ -197,3 +197,12 @@ def test_a_seeds_range_wider_than_one_item_becomes_the_resolution_and_can_turn_a
     assert v.sago_keeps_more(row, 0.02, 0.02).verdict == HELD
     spread = v.sago_keeps_more(row, 0.02, 0.04, resolution_kind="3 seeds' range")
     assert spread.verdict == CANNOT_TELL and "3 seeds" in spread.resolution
+
+
+def test_the_speed_sentence_gives_the_ratio_to_the_fastest_and_the_papers_span():
+    text = v.speed_sentence(10.0, 48, True, {"GradDiff": 80.0, "SimNPO+GD": 50.0}, "tofu")
+    # 50 / 10 = 5.0x; the paper: SimNPO 545 / MASC 88 = 6.2x, 490 / 113 = 4.3x to 595 / 64 = 9.3x
+    assert "by itself after 48 steps in 10.0 s" in text and "50.0-80.0 s" in text and "**5.0x**" in text
+    assert "the paper: 6.2x, 4.3-9.3x" in text
+    assert "at its step cap" in v.speed_sentence(10.0, 48, False, {"GA": 20.0}, "tofu")
+    assert "no baseline" in v.speed_sentence(10.0, 48, True, {}, "tofu")

@@ -73,6 +73,15 @@ class Criterion:
                 f"{self.labels[1]} at least {self.floor:.3f}")
 
 
+def good_model(oracle: dict, resolution: dict) -> Criterion:
+    """What a good TOFU model is (issue 31): forget ROUGE-L at most the retain-only oracle's plus
+    one forget item, model utility at least the oracle's minus one utility item (`resolution`:
+    `verdicts.tofu_resolutions`, keyed by radar axis). No hand-typed tolerance: one item is the
+    smallest difference the evaluation can see."""
+    return Criterion("forget_Q_A_ROUGE", oracle["forget_Q_A_ROUGE"], resolution["1-ROUGE-L"],
+                     "model_utility", oracle["model_utility"] - resolution["MU"])
+
+
 def time_to_quality(rows: list[dict], criterion: Criterion) -> dict | None:
     """The first point of a trajectory that meets `criterion` (its row), or None: never."""
     return next((row for row in rows if criterion.met(row)), None)
@@ -92,17 +101,6 @@ def selected_time(rows: list[dict], criterion: Criterion, self_stopping: bool) -
         if criterion.met(row):
             return row["seconds"] + spent
     return None
-
-
-def speed_ratio(reached: dict[str, dict | None], method: str = "MASC") -> tuple[float | None, str | None]:
-    """How many times faster `method` reached a good model than the fastest other method that did:
-    (ratio, that method's name); (None, name) when `method` never did, (None, None) when no other did."""
-    others = {m: row["seconds"] for m, row in reached.items() if m != method and row is not None}
-    fastest = min(others, key=others.get) if others else None
-    mine = reached.get(method)
-    if mine is None or fastest is None:
-        return None, fastest
-    return others[fastest] / max(mine["seconds"], 1e-9), fastest
 
 
 def quality_table(trajectories: dict[str, list[dict]], reached: dict[str, dict | None]) -> list[dict]:

@@ -127,6 +127,21 @@ def speed_against_paper(masc_seconds: float, baseline_seconds: Mapping[str, floa
     return Verdict(PARTLY, f"{ratio:.1f}x faster, below the {paper_low:.1f}x the paper's error bars allow", resolution)
 
 
+def speed_sentence(masc_seconds: float, masc_steps: int, stopped_by_itself: bool,
+                   baseline_seconds: Mapping[str, float], benchmark: str, digits: int = 1) -> str:
+    """The paper's speed question in one sentence, as the TOFU chapters print it beside
+    `speed_against_paper`'s verdict: MASC's run, the baselines' full budgets, the ratio to the
+    fastest and the paper's own ratio with the span its error bars allow."""
+    if not baseline_seconds:
+        return f"MASC ran {masc_steps} steps in {masc_seconds:.{digits}f} s; no baseline of the paper ran here"
+    low, high = min(baseline_seconds.values()), max(baseline_seconds.values())
+    mean, paper_low, paper_high = paper_speedup(benchmark)
+    return (f"MASC stopped {'by itself' if stopped_by_itself else 'at its step cap'} after {masc_steps} steps in "
+            f"{masc_seconds:.{digits}f} s; the paper's baselines ran their full official budgets in {low:.{digits}f}-"
+            f"{high:.{digits}f} s: **{low / max(masc_seconds, 1e-9):.1f}x** faster than the fastest (the paper: "
+            f"{mean:.1f}x, {paper_low:.1f}-{paper_high:.1f}x within its error bars)")
+
+
 def speed_to_good_model(masc_seconds: float | None, baseline_seconds: Mapping[str, float | None]) -> Verdict:
     """Question (b), beyond the paper: the time to a good model, each method paying for how it
     finds it (MASC its probes; a baseline its checkpoints' evaluations, `trajectory.selected_time`).
