@@ -31,13 +31,13 @@ ASSIGNMENT_PAGES := book/generated/assignments/.pages
 # chapters side by side finish sooner than one with two threads (small models hardly use a second
 # thread), and a chapter's numbers do not depend on the machine's core count (PyTorch promises equal
 # numbers only for one thread count). Chapters that read each other's runs execute one after another in
-# a chain (the TOFU, MUSE and RWKU chapters; the WMDP chapters and the real model's TOFU chapters), so
-# no run is computed twice at once; `make nb-NAME` runs one chapter alone. At paper scale one chapter at a time (one GPU).
+# a chain (the TOFU chapters; WMDP's two; the real model's TOFU chapters), so no run is computed twice
+# at once; the chains are balanced by the smoke profile's times. `make nb-NAME` runs one chapter alone. At paper scale one chapter at a time (one GPU).
 CHAPTER_JOBS ?= $(if $(filter paper,$(PROFILE)),1,2)
 CHAPTER_THREADS ?= 1
-CHAIN_A := 00-pipeline 02-learning 03-margin 04-stopping 05-tofu 07-scale 08-quantization 12-beyond 06-muse \
-  11-rwku 15-rwku-real 90-api
-CHAIN_B := 01-world 10-wmdp 09-geometry 13-paper-scale 14-tofu-real
+CHAIN_A := 00-pipeline 02-learning 03-margin 04-stopping 05-tofu 07-scale 08-quantization 12-beyond 10-wmdp \
+  09-geometry 15-rwku-real
+CHAIN_B := 01-world 06-muse 11-rwku 90-api 13-paper-scale 14-tofu-real
 # goals that execute every chapter get the jobs and the chains (`make nb-NAME` runs that chapter alone)
 FULL_BUILD := $(filter notebooks book book-student,$(MAKECMDGOALS))
 PARALLEL := $(if $(FULL_BUILD),-j$(CHAPTER_JOBS) --output-sync=target)

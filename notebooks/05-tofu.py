@@ -113,7 +113,7 @@ for name in dict.fromkeys(tofu_recipe(m) for m in methods if m != "RMU"):
 # ## Figure 1 in miniature
 #
 # Left: wall-clock seconds of each unlearning run on this machine (training plus, for MASC, its
-# probes). Right: the MASC paper's four axes, each oriented so that larger is better for
+# probes), with one torch thread while `make book` executes one other chapter beside this one. Right: the MASC paper's four axes, each oriented so that larger is better for
 # forgetting or utility: $1-$ROUGE-L and $1-$Prob on the forget set, the truth ratio, and model
 # utility.
 

@@ -53,6 +53,7 @@ codes = ["nf4", "fp4"]   # 4-bit formats of the quantization check
 quantized_methods = ["NPO+KLR", "MASC"]  # models of the 4-bit check besides the target (each costs evaluations)
 answer_tokens = 32     # greedy tokens of every generated answer (EvalConfig.max_new_tokens); fewer: the smoke profile
 curation_checked = 0   # candidates of each utility set asked again on this machine (0: every one)
+with_base = True       # evaluate the checkpoint before fine-tuning too (what it knew); the smoke profile skips it
 device = "auto"
 dtype = "float32"
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
@@ -122,8 +123,8 @@ oracle = lab.evaluate("tofu-real", lab.model(oracle_name), config=config)
 rows = [{"method": "Oracle", "seconds": 0.0, "steps": 0, **oracle, "forget_quality": 1.0, "privleak": 0.0},
         {"method": "Target", "seconds": 0.0, "steps": 0,
          **lab.evaluate("tofu-real", lab.model(target), config=config, oracle=oracle)},
-        {"method": "Base", "seconds": 0.0, "steps": 0,  # the checkpoint before fine-tuning: what it knew
-         **lab.evaluate("tofu-real", base_dir, config=config, oracle=oracle)}]
+        *([{"method": "Base", "seconds": 0.0, "steps": 0,  # the checkpoint before fine-tuning: what it knew
+            **lab.evaluate("tofu-real", base_dir, config=config, oracle=oracle)}] if with_base else [])]
 settings = {}  # method -> (protocol, hparams) where they differ from the shared protocol
 if "RMU" in methods:  # tuned on this model, as the RMU paper tunes per model (rule in the table below)
     tuned = tune_rmu(lab, "tofu-real", target, protocol, forget_metric="forget_Q_A_Prob", retain_metric="model_utility",
@@ -219,7 +220,7 @@ signals.style.format({"value": "{:.3g}", "oracle": "{:.3g}"}, na_rep="")
 # ## Figure 1 on a real model
 #
 # Left: wall-clock seconds of each unlearning run on this machine (training plus, for MASC, its
-# probes). Right: the MASC paper's four axes, each oriented so that larger is better.
+# probes), with one torch thread while `make book` executes one other chapter beside this one. Right: the MASC paper's four axes, each oriented so that larger is better.
 
 # %% mystnb={"figure": {"caption": "TOFU on SmolLM2-135M-Instruct. Left: wall-clock time of each method's unlearning run, measured when this page was built. Right: radar of 1-ROUGE-L, 1-Prob (forget set), truth ratio and model utility; the target (black) and the retain-only oracle (grey) frame what is possible.", "name": "fig-tofu-real-figure1"}} tags=["hide-input"]
 fig = plt.figure(figsize=(11, 4.2))
