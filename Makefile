@@ -40,7 +40,7 @@ CHAIN_A := 00-pipeline 02-learning 03-margin 04-stopping 05-tofu 07-scale 08-qua
 CHAIN_B := 01-world 06-muse 11-rwku 90-api 13-paper-scale 14-tofu-real
 # goals that execute every chapter get the jobs and the chains (`make nb-NAME` runs that chapter alone)
 FULL_BUILD := $(filter notebooks book book-student,$(MAKECMDGOALS))
-PARALLEL := $(if $(FULL_BUILD),-j$(CHAPTER_JOBS) --output-sync=target)
+PARALLEL := $(if $(FULL_BUILD),-j$(CHAPTER_JOBS))
 # make publish pushes the built book to this remote's gh-pages branch
 REMOTE ?= origin
 # the classroom package does not feed the chapters
@@ -205,7 +205,7 @@ test: ## unit tests (the real model included), every notebook, both editions of 
 	$(TIMED) "lint (ruff)" $(BIN)/ruff check src tests benchmarks notebooks
 	$(TIMED) "unit and system tests" env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests --ignore=tests/browser \
 	  --ignore=tests/built -n $(TEST_WORKERS) --dist loadfile
-	$(TIMED) "smoke book (models, chapters, HTML)" $(MAKE) --no-print-directory -j$(CHAPTER_JOBS) --output-sync=target \
+	$(TIMED) "smoke book (models, chapters, HTML)" $(MAKE) --no-print-directory -j$(CHAPTER_JOBS) \
 	  book book-student PROFILE=smoke
 	$(TIMED) "browser and built-book tests" $(BIN)/python -m pytest tests/browser tests/built -rs
 	@echo "make test: every phase passed; seconds per phase:" && cat $(TEST_TIMES)

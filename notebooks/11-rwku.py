@@ -47,7 +47,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS, summarise
-from unlearning.claims import CANNOT_TELL, record
+from unlearning.claims import record
 from unlearning.floors import RECALL_BAR, below, mark
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
 from unlearning import recipes
@@ -89,7 +89,6 @@ step = rwku_resolutions(lab, "rwku")  # one probe's move of each summary
 floor = ("the target recalls under half of its forget probes at every level (" + ", ".join(
     f"{TABLE_COLUMNS[c]} {target[c]:.2f}" for c in FORGET_METRICS) + "): a floor" if len(flat) == len(FORGET_METRICS) else "")
 gains = sago_gains(results, objectives)
-cases = [verdicts.sago_keeps_more(g, step["forget"], step["neighbour"]) for g in gains]
 display(Markdown("**Did the claim hold in miniature?** " + "; ".join(sago_versus_pcgrad(results, objectives)) + ". The "
                  "paper reports SAGO ahead of PCGrad by 3.4 to 13.3 points; a gain bought with weaker forgetting (a "
                  "larger forget number) does not count as one, and one probe moves the forget summary by "
@@ -102,6 +101,4 @@ display(Markdown("**Did the claim hold in miniature?** " + "; ".join(sago_versus
 display(Markdown(record(
     "sago-rwku", "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
                            f"{g['forget_sago']:.2f})" for g in gains) or "no +GD/PCGrad/SAGO triple in this profile",
-    verdicts.Verdict(CANNOT_TELL, floor) if floor else verdicts.combine(cases, [g["objective"] for g in gains]) if gains
-    else verdicts.Verdict(CANNOT_TELL, "this profile's grid has no +GD, PCGrad and SAGO runs of one objective"),
-    profile)))
+    verdicts.sago_keeps_more_over(gains, step["forget"], step["neighbour"], no_signal=floor), profile)))

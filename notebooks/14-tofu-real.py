@@ -73,9 +73,8 @@ from IPython.display import Markdown, display
 
 from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.common import EvalConfig
-from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE, known_items
+from unlearning.benchmarks.tofu import known_items
 from unlearning.claims import CANNOT_TELL, record
-from unlearning.floors import SIGNAL_ALPHA
 from unlearning.models import load_model, load_tokenizer
 from unlearning.plotting import DIVERGED, method_color, plot_quantization_dumbbell, plot_radar, use_book_style
 from unlearning import recipes
@@ -199,21 +198,9 @@ if "RMU" in methods:
     damaged.update({f"RMU grid, c = {r['steering x norm']:g} x norm": r["model_utility"] for r in tuned.rows})
 collapsed = min(damaged, key=damaged.get)
 resolution = tofu_resolutions(lab, "tofu-real", forget_split)  # one item of each evaluation set
-signals = pd.DataFrame([
-    {"check": f"forget quality of the target (KS p-value) < {SIGNAL_ALPHA:g}", "value": results.loc["Target", "forget_quality"],
-     "holds": results.loc["Target", "forget_quality"] < SIGNAL_ALPHA},
-    {"check": f"target's paraphrased-question accuracy > chance ({PARAPHRASE_CHANCE:.2f})",
-     "value": learned[target]["forget_paraphrased_question_accuracy"],
-     "oracle": learned[oracle_name]["forget_paraphrased_question_accuracy"],
-     "holds": learned[target]["forget_paraphrased_question_accuracy"] > PARAPHRASE_CHANCE},
-    {"check": f"target's fully paraphrased accuracy > chance ({PARAPHRASE_CHANCE:.2f})",
-     "value": learned[target]["forget_paraphrase_accuracy"],
-     "oracle": learned[oracle_name]["forget_paraphrase_accuracy"],
-     "holds": learned[target]["forget_paraphrase_accuracy"] > PARAPHRASE_CHANCE},
-    {"check": f"model utility: target minus the most damaged model ({collapsed}) > one item ({resolution['MU']:.3f})",
-     "value": results.loc["Target", "model_utility"] - damaged[collapsed],
-     "holds": results.loc["Target", "model_utility"] - damaged[collapsed] > resolution["MU"]},
-]).set_index("check")
+signals = pd.DataFrame(verdicts.real_tofu_signals(
+    results.loc["Target", "forget_quality"], learned[target], learned[oracle_name],
+    results.loc["Target", "model_utility"] - damaged[collapsed], collapsed, resolution["MU"])).set_index("check")
 signals.style.format({"value": "{:.3g}", "oracle": "{:.3g}"}, na_rep="")
 
 # %% [markdown]
@@ -355,8 +342,8 @@ display(pd.DataFrame(axes).T.round(3).rename_axis("final models"))
 display(Markdown(
     f"**Did the claims hold on a real model?** {signal_text} *Speed*: " + verdicts.speed_sentence(
         masc_seconds, int(m["steps"]), all_stopped, baselines["seconds"].to_dict(), "tofu", digits=0)
-    + f" (MASC's slowest of {len(masc_seeds)} seeds, which took {masc_seeds['seconds'].min():.0f}-"
-    f"{masc_seeds['seconds'].max():.0f} s). *Trade-off* on the paper's four axes (table "
+    + (f" (MASC's slowest of {len(masc_seeds)} seeds, which took {masc_seeds['seconds'].min():.0f}-"
+       f"{masc_seeds['seconds'].max():.0f} s)" if len(masc_seeds) > 1 else "") + ". *Trade-off* on the paper's four axes (table "
     f"above; ties within {', '.join(f'{a} {r:.3f}' for a, r in judged_at.items())}): "
     f"{tradeoff.reason or tradeoff.verdict}, judged at {judged_as}. Forget ROUGE-L went from {results.loc['Target', 'forget_Q_A_ROUGE']:.2f} "
     f"(target) to {m['forget_Q_A_ROUGE']:.2f}, against {results.loc['Oracle', 'forget_Q_A_ROUGE']:.2f} for the oracle. "
@@ -364,7 +351,8 @@ display(Markdown(
     "The baselines ran one seed each (a 10-epoch run of the real model apiece)."))
 display(Markdown("\n\n".join([
     record("masc-speed-real", f"{speedup.min():.1f}x the fastest of the paper's baselines, MASC "
-           f"{'self-stopped' if all_stopped else 'at its cap'} (its slowest of {len(masc_seeds)} seeds)" if len(baselines) else "-", speed, profile),
+           f"{'self-stopped' if all_stopped else 'at its cap'}"
+           + (f" (its slowest of {len(masc_seeds)} seeds)" if len(masc_seeds) > 1 else "") if len(baselines) else "-", speed, profile),
     record("masc-tradeoff-real", f"MU {axes['MASC']['MU']:.3f} against " + ", ".join(
         f"{b} {a['MU']:.3f}" for b, a in axes.items() if b != "MASC") if len(baselines) else "-", tradeoff, profile),
     record("masc-quantization-real", "MASC's forget ROUGE-L after 4-bit: " + ", ".join(

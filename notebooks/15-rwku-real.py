@@ -63,7 +63,7 @@ from IPython.display import Markdown, display
 from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.common import EvalConfig
 from unlearning.benchmarks.rwku import TABLE_COLUMNS, summarise
-from unlearning.claims import CANNOT_TELL, record
+from unlearning.claims import record
 from unlearning.data import read_jsonl
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
 from unlearning import recipes
@@ -189,7 +189,7 @@ if seeds and compared:  # the larger of one probe and either rule's range over t
     judged_as = f"the larger of one probe and the range over {len(seeds) + 1} seeds"
 else:
     judged_at, judged_as = step, "one probe"
-moved = min(results["forget"]) < s["forget"] - step["forget"]  # the grid forgot more than one probe
+unmoved = verdicts.unmoved_forgetting(s["forget"], min(results["forget"]), step["forget"])
 display(Markdown(
     "**Did the claim hold on real knowledge?** " + ("; ".join(lines) or "This profile's grid has no +GD, PCGrad "
                                                     "and SAGO runs of one objective to compare") + ". The paper reports SAGO ahead of PCGrad by "
@@ -201,19 +201,16 @@ display(Markdown(
         f"summary by about {step['neighbour']:.2f} ({sum(sizes.values())} probes in all), so a difference of a few "
         f"hundredths is one or two probes; the runs took {'/'.join(map(str, budget))} steps, and gaps are judged at "
         f"{judged_as} (forget {judged_at['forget']:.3f}, neighbour {judged_at['neighbour']:.3f})."
-        if moved else
+        if not unmoved else
         f"The grid hardly moved the forget metric (original {s['forget']:.2f}, best {min(results['forget']):.2f}) "
         "under this budget: the comparison says nothing yet; a larger learning rate or more epochs would.") + (
         f" MASC stopped by itself after {masc['steps']} steps at forget {extra['MASC'][0]:.2f}, neighbour "
         f"{extra['MASC'][1]:.2f}." if with_masc else "")))
 gains = sago_gains(results, objectives)
-cases = [verdicts.sago_keeps_more(g, judged_at["forget"], judged_at["neighbour"], judged_as) for g in gains]
-unmoved = "" if moved else f"the grid hardly moved the forget metric ({s['forget']:.2f} → {min(results['forget']):.2f})"
 display(Markdown(record(
     "sago-rwku-real", "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
                                 f"{g['forget_sago']:.2f})" for g in gains) or "-",
-    verdicts.Verdict(CANNOT_TELL, unmoved) if unmoved else verdicts.combine(cases, [g["objective"] for g in gains])
-    if gains else verdicts.Verdict(CANNOT_TELL, "this profile's grid has no +GD, PCGrad and SAGO runs of one objective"),
+    verdicts.sago_keeps_more_over(gains, judged_at["forget"], judged_at["neighbour"], judged_as, no_signal=unmoved),
     profile)))
 
 # %% tags=["remove-cell"]

@@ -206,3 +206,25 @@ def test_the_speed_sentence_gives_the_ratio_to_the_fastest_and_the_papers_span()
     assert "the paper: 6.2x, 4.3-9.3x" in text
     assert "at its step cap" in v.speed_sentence(10.0, 48, False, {"GA": 20.0}, "tofu")
     assert "no baseline" in v.speed_sentence(10.0, 48, True, {}, "tofu")
+
+
+def test_the_real_models_signal_checks_say_which_hold():
+    accuracy = {"forget_paraphrased_question_accuracy": 0.6, "forget_paraphrase_accuracy": 0.1}
+    oracle = {"forget_paraphrased_question_accuracy": 0.2, "forget_paraphrase_accuracy": 0.15}
+    rows = v.real_tofu_signals(0.001, accuracy, oracle, 0.04, "GA", 0.05)
+    # KS p 0.001 < 0.01 holds; 0.6 > 1/6 holds; 0.1 < 1/6 does not; a utility gap of 0.04 is within one item (0.05)
+    assert [r["holds"] for r in rows] == [True, True, False, False]
+    assert rows[1]["oracle"] == 0.2 and "(GA)" in rows[3]["check"]
+    assert v.real_tofu_signals(0.02, accuracy, oracle, 0.2, "GA", 0.05)[0]["holds"] is False
+    assert v.real_tofu_signals(0.02, accuracy, oracle, 0.2, "GA", 0.05)[3]["holds"] is True
+
+
+def test_the_rwku_claim_over_a_grid_sets_aside_grids_without_forgetting_or_triples():
+    assert v.unmoved_forgetting(0.80, 0.50, 0.05) == ""  # moved by 0.30 > one probe
+    assert "hardly moved" in v.unmoved_forgetting(0.80, 0.77, 0.05)  # 0.03 within one probe
+    ahead = {"objective": "GA+GD", "points": 8.0, "forget_sago": 0.30, "forget_pcgrad": 0.30}
+    behind = {**ahead, "objective": "NPO+GD", "points": -8.0}
+    assert v.sago_keeps_more_over([ahead], 0.05, 0.05).verdict == HELD
+    assert v.sago_keeps_more_over([ahead, behind], 0.05, 0.05).verdict == PARTLY
+    assert v.sago_keeps_more_over([ahead], 0.05, 0.05, no_signal="a floor").reason == "a floor"
+    assert v.sago_keeps_more_over([], 0.05, 0.05).verdict == CANNOT_TELL

@@ -390,6 +390,28 @@ def sago_keeps_more(gain: Mapping[str, float], forget_resolution: float, retain_
     return Verdict(HELD, "", res) if gap > 0 else Verdict(NOT_HELD, f"SAGO keeps {-gap:.3f} less", res)
 
 
+def unmoved_forgetting(start_forget: float, best_forget: float, resolution: float) -> str:
+    """Why a grid cannot compare rules on RWKU ("" when it can): no run moved the forget summary
+    down by more than `resolution` (one probe) from the start model, so there is no forgetting at
+    which to compare what each rule keeps."""
+    if best_forget < start_forget - resolution:
+        return ""
+    return f"the grid hardly moved the forget metric ({start_forget:.2f} → {best_forget:.2f})"
+
+
+def sago_keeps_more_over(gains: Sequence[Mapping[str, float]], forget_resolution: float, retain_resolution: float,
+                         resolution_kind: str = "one probe", no_signal: str = "") -> Verdict:
+    """The RWKU claim over a grid's objectives (`protocol.sago_gains` rows, `objective` named):
+    each objective's `sago_keeps_more`, combined; cannot tell when `no_signal` gives a reason (a
+    floor, `unmoved_forgetting`) or when no objective has +GD, PCGrad and SAGO runs."""
+    if no_signal:
+        return Verdict(CANNOT_TELL, no_signal)
+    if not gains:
+        return Verdict(CANNOT_TELL, "this profile's grid has no +GD, PCGrad and SAGO runs of one objective")
+    return combine([sago_keeps_more(g, forget_resolution, retain_resolution, resolution_kind) for g in gains],
+                   [g["objective"] for g in gains])
+
+
 # -- TOFU rows to the paper's axes ---------------------------------------------------------------
 
 METRIC_AXES = {"forget_Q_A_ROUGE": "1-ROUGE-L", "forget_Q_A_Prob": "1-Prob", "forget_truth_ratio": "Truth Ratio",
@@ -401,6 +423,31 @@ def tofu_axes(row: Mapping[str, float]) -> dict[str, float]:
     from unlearning.metrics.tofu import masc_axes
 
     return masc_axes(row["forget_Q_A_ROUGE"], row["forget_Q_A_Prob"], row["forget_truth_ratio"], row["model_utility"])
+
+
+def real_tofu_signals(target_forget_quality: float, target_accuracy: Mapping[str, float],
+                      oracle_accuracy: Mapping[str, float], utility_gap: float, most_damaged: str,
+                      utility_resolution: float) -> list[dict]:
+    """Whether TOFU on a real model can say what the tiny models could not, as rows (check,
+    value, oracle, holds): the KS test of forget quality tells the target from the oracle (p below
+    `floors.SIGNAL_ALPHA`); the target knows its facts beyond the trained wording (paraphrased and
+    fully paraphrased questions, from its learning gates, above the chance of picking the true
+    value among six); and model utility moves when a method breaks the model (target minus the
+    most damaged model, more than one utility item). A check that fails takes MU out of the
+    trade-off verdict (`tofu_tradeoff(floors=...)`)."""
+    from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE
+    from unlearning.floors import SIGNAL_ALPHA
+
+    rows = [{"check": f"forget quality of the target (KS p-value) < {SIGNAL_ALPHA:g}", "value": target_forget_quality,
+             "holds": target_forget_quality < SIGNAL_ALPHA}]
+    for key, words in (("forget_paraphrased_question_accuracy", "paraphrased-question"),
+                       ("forget_paraphrase_accuracy", "fully paraphrased")):
+        rows.append({"check": f"target's {words} accuracy > chance ({PARAPHRASE_CHANCE:.2f})",
+                     "value": target_accuracy[key], "oracle": oracle_accuracy[key],
+                     "holds": target_accuracy[key] > PARAPHRASE_CHANCE})
+    rows.append({"check": f"model utility: target minus the most damaged model ({most_damaged}) > one item "
+                          f"({utility_resolution:.3f})", "value": utility_gap, "holds": utility_gap > utility_resolution})
+    return rows
 
 
 def axis_floors(flat: Mapping[str, str]) -> dict[str, str]:
