@@ -119,6 +119,9 @@ def test_scale_invariance_is_judged_against_the_oracles_spread():
     assert v.scale_invariant([0.1, 0.4, 0.7], oracle, [0.3, 0.4, 0.5], 0.025).verdict == PARTLY
     assert v.scale_invariant([0.1, 0.4, 0.7], oracle, [0.5, 0.4, 0.3], 0.025).verdict == NOT_HELD
     assert v.scale_invariant([0, 0, 0], oracle, [0, 0, 0], 0.025, floor_reason="zero at every size").verdict == CANNOT_TELL
+    # a forget metric within one item of zero at every size is a floor, found by the rule itself
+    floor = v.scale_invariant([0.0, 0.02, 0.01], oracle, [0.3, 0.4, 0.5], 0.025)
+    assert floor.verdict == CANNOT_TELL and "floor" in floor.reason
     assert v.scale_invariant([0.3], [0.3], [0.5], 0.025).verdict == CANNOT_TELL
 
 

@@ -261,13 +261,15 @@ def scale_invariant(forget: Sequence[float], oracle_forget: Sequence[float], uti
                     resolution: float, floor_reason: str = "") -> Verdict:
     """MASC's scale study: after unlearning the forget metric is as flat across sizes as the
     oracles' own (spread at most the oracles' spread + resolution) and utility grows with size
-    (`grows_with_size`). `floor_reason` (the forget metric on a floor at every size, say) makes the
-    invariance half unreadable: a method that drives every size to zero is not scale-invariant
-    evidence."""
+    (`grows_with_size`). A forget metric within one resolution of zero at every size is a floor
+    (a method that drives every size to zero is not scale-invariant evidence): cannot tell, as
+    for any other `floor_reason` the caller gives."""
     if len(forget) < 2:
         return Verdict(CANNOT_TELL, "one model size in this profile")
     res = _resolution_text(resolution, "one item")
     grows = grows_with_size(utility, resolution)
+    if not floor_reason and all(value <= resolution for value in forget):
+        floor_reason = "the forget metric is zero within one item at every size: a floor, flat by force"
     if floor_reason:
         return Verdict(CANNOT_TELL, floor_reason, res)
     flat = value_range(forget) <= value_range(oracle_forget) + resolution
