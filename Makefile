@@ -31,13 +31,15 @@ ASSIGNMENT_PAGES := book/generated/assignments/.pages
 # chapters side by side finish sooner than one with two threads (small models hardly use a second
 # thread), and a chapter's numbers do not depend on the machine's core count (PyTorch promises equal
 # numbers only for one thread count). Chapters that read each other's runs execute one after another in
-# a chain (the TOFU chapters; WMDP's two; the real model's TOFU chapters), so no run is computed twice
-# at once; the chains are balanced by the smoke profile's times. `make nb-NAME` runs one chapter alone. At paper scale one chapter at a time (one GPU).
+# a chain (the TOFU chapters; WMDP's two), so no run is computed twice at once. Chain B starts once the
+# real checkpoint's fine-tunes are learned (chapter 14, the longest, reads them); chain A once the
+# laboratory's models are; the chains are balanced by the mini profile's times. `make nb-NAME` runs one
+# chapter alone; at paper scale (one GPU) one chapter at a time.
 CHAPTER_JOBS ?= $(if $(filter paper,$(PROFILE)),1,2)
 CHAPTER_THREADS ?= 1
-CHAIN_A := 00-pipeline 02-learning 03-margin 04-stopping 05-tofu 07-scale 08-quantization 12-beyond 10-wmdp \
-  09-geometry 15-rwku-real
-CHAIN_B := 01-world 06-muse 11-rwku 90-api 13-paper-scale 14-tofu-real
+CHAIN_A := 00-pipeline 01-world 03-margin 04-stopping 05-tofu 07-scale 08-quantization 12-beyond 10-wmdp \
+  09-geometry 06-muse 13-paper-scale 15-rwku-real
+CHAIN_B := 02-learning 14-tofu-real 11-rwku 90-api
 # goals that execute every chapter get the jobs and the chains (`make nb-NAME` runs that chapter alone)
 FULL_BUILD := $(filter notebooks book book-student,$(MAKECMDGOALS))
 PARALLEL := $(if $(FULL_BUILD),-j$(CHAPTER_JOBS))
@@ -50,13 +52,18 @@ ifeq ($(filter $(PROFILE),smoke mini paper),)
 $(error PROFILE must be smoke, mini or paper; got '$(PROFILE)')
 endif
 
+# the learning stage in two parts that share nothing and train side by side: the laboratory's models
+# (every chapter reads them) and the real checkpoint's TOFU fine-tunes (chapter 14 reads them); the
+# whole manifest gathers both (chapter 2 shows every model's gates)
 ifeq ($(PROFILE),paper)
 MODELS_MANIFEST :=
+LAB_MODELS :=
 else
 MODELS_MANIFEST := models/$(PROFILE)/manifest.json
+LAB_MODELS := models/$(PROFILE)/manifest.lab.json
 endif
 
-.PRECIOUS: models/%/manifest.json data/%/tofu/full.json build/notebooks/%.ipynb
+.PRECIOUS: models/%/manifest.json models/%/manifest.lab.json models/%/manifest.real.json data/%/tofu/full.json build/notebooks/%.ipynb
 .PHONY: help venv data models real-model notebooks book book-student assignments grade publish test unit lint bench clean clean-book \
   $(NOTEBOOKS:%=nb-%)
 
@@ -106,8 +113,16 @@ real-model: $(REAL_MODEL) ## SmolLM2-135M-Instruct as a safetensors checkpoint i
 $(REAL_MODEL): notebooks/profiles/real/fetch.yaml | $(INSTALLED)
 	$(BIN)/unlearning fetch --config notebooks/profiles/real/fetch.yaml --out .
 
-models/%/manifest.json: $(INSTALLED) $(SRC) notebooks/profiles/%/learn.yaml data/%/tofu/full.json $(DATA_FILES) $(REAL_MODEL)
-	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS)
+LEARN_INPUTS = $(INSTALLED) $(SRC) notebooks/profiles/%/learn.yaml data/%/tofu/full.json $(DATA_FILES) $(REAL_MODEL)
+models/%/manifest.lab.json: $(LEARN_INPUTS)
+	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS) --part lab
+	touch $@
+models/%/manifest.real.json: $(LEARN_INPUTS)
+	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS) --part real
+	touch $@
+# both parts learned: this gathers their manifest (it trains nothing)
+models/%/manifest.json: models/%/manifest.lab.json models/%/manifest.real.json
+	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$*
 	touch $@
 
 data/%/tofu/full.json: $(WORLD_SOURCES) | $(INSTALLED)
@@ -130,7 +145,7 @@ $(PROFILE_CHECKED): $(wildcard $(PROFILE_DIR)/*.yaml) $(NOTEBOOKS:%=notebooks/%.
 	$(BIN)/unlearning check --profile $(PROFILE)
 	touch $@
 
-book/generated/%.ipynb: build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(MODELS_MANIFEST) $(DATA_FILES) $(SRC) | $(INSTALLED) $(PROFILE_CHECKED)
+book/generated/%.ipynb: build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(LAB_MODELS) $(DATA_FILES) $(SRC) | $(INSTALLED) $(PROFILE_CHECKED)
 	UNLEARNING_PROGRESS=0 OMP_NUM_THREADS=$(CHAPTER_THREADS) $(BIN)/unlearning execute $< --out $@ --profile $(PROFILE) \
 	  --parameters $(PROFILE_DIR)/$*.yaml
 
@@ -147,8 +162,10 @@ endif
 $(CLAIMS_PAGE): $(EXECUTED) src/unlearning/claims.py | $(INSTALLED)
 	$(BIN)/unlearning claims --profile $(PROFILE) --findings book/generated/findings --out $@
 
-# the paper-scale chapter runs the real checkpoint
+# the paper-scale chapter runs the real checkpoint; chapter 2 shows every model, chapter 14 reads the
+# real checkpoint's fine-tunes
 book/generated/13-paper-scale.ipynb: $(REAL_MODEL)
+book/generated/02-learning.ipynb book/generated/14-tofu-real.ipynb: $(MODELS_MANIFEST)
 
 notebooks: $(EXECUTED) ## execute every notebook with PROFILE's parameters (only what changed)
 
@@ -181,11 +198,11 @@ publish: ## push book/_build/html to the gh-pages branch of REMOTE (default orig
 	$(BIN)/ghp-import --no-jekyll --push --force --remote $(REMOTE) --branch gh-pages \
 	  --message "Publish the book ($$(git rev-parse --short HEAD 2>/dev/null || echo unversioned))" book/_build/html
 
-bench: $(INSTALLED) models/mini/manifest.json $(REAL_MODEL) ## the performance harness (mini models): benchmarks/results.md, about 15 min
-	UNLEARNING_PROGRESS=0 $(BIN)/python benchmarks/bench.py
+bench: $(INSTALLED) models/mini/manifest.json $(REAL_MODEL) ## the performance harness (mini models): perf/results.md, about 15 min
+	UNLEARNING_PROGRESS=0 $(BIN)/python perf/bench.py
 
 lint: $(INSTALLED) ## ruff over the library, the tests, the harness and the notebooks (settings in pyproject.toml)
-	$(BIN)/ruff check src tests benchmarks notebooks
+	$(BIN)/ruff check src tests perf notebooks
 
 unit: $(INSTALLED) ## unit and integration tests only (the real-model tests skip without models/real)
 	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/built
@@ -202,7 +219,7 @@ test: ## unit tests (the real model included), every notebook, both editions of 
 	@rm -f $(TEST_TIMES)
 	@$(TIMED) "environment (.venv)" $(MAKE) --no-print-directory venv
 	@$(TIMED) "real model (models/real)" $(MAKE) --no-print-directory real-model
-	$(TIMED) "lint (ruff)" $(BIN)/ruff check src tests benchmarks notebooks
+	$(TIMED) "lint (ruff)" $(BIN)/ruff check src tests perf notebooks
 	$(TIMED) "unit and system tests" env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests --ignore=tests/browser \
 	  --ignore=tests/built -n $(TEST_WORKERS) --dist loadfile
 	$(TIMED) "smoke book (models, chapters, HTML)" $(MAKE) --no-print-directory -j$(CHAPTER_JOBS) \

@@ -60,6 +60,7 @@ from unlearning.metrics.choice import recovery_percent
 from unlearning.benchmarks.wmdp import FOUR_CHOICE_CHANCE
 from unlearning.claims import record
 from unlearning.floors import mark, near_level
+from unlearning.methods import method_name
 from unlearning.plotting import plot_pareto, use_book_style
 from unlearning import verdicts
 from unlearning.protocol import Lab, sago_grid
@@ -140,7 +141,7 @@ for ax, objective in zip(axs, objectives):
     ax.axhline(target["mmlu_accuracy"], color="black", linestyle="--", linewidth=0.8, label="target MMLU")
     ax.axhline(FOUR_CHOICE_CHANCE, color="grey", linestyle=":", linewidth=0.8)
     ax.axvline(FOUR_CHOICE_CHANCE, color="grey", linestyle=":", linewidth=0.8)
-    ax.set_title(objective.replace("GradDiff", "GA+GD"))
+    ax.set_title(method_name(objective, "sago"))
     ax.set_xlabel("WMDP accuracy (forget, lower is better)")
 axs[0].set_ylabel("MMLU accuracy")
 axs[-1].legend(fontsize=7, loc="lower right")
@@ -173,7 +174,7 @@ cases = [(split, o) for split in splits for o in objectives]
 def verdict(split: str, objective: str) -> str:
     part = main[(main.split == split) & (main.objective == objective)].set_index("rule")
     naive, pc, sago = part.loc["sum"], part.loc["pcgrad"], part.loc["sago"]
-    return (f"{split} {objective.replace('GradDiff', 'GA+GD')}: recovery {naive['recovery %']:.0f} % (+GD) → "
+    return (f"{split} {method_name(objective, 'sago')}: recovery {naive['recovery %']:.0f} % (+GD) → "
             f"{pc['recovery %']:.0f} % (PCGrad) → {sago['recovery %']:.0f} % (SAGO) at forget accuracy "
             f"{naive['forget']:.2f} / {pc['forget']:.2f} / {sago['forget']:.2f}")
 
@@ -202,7 +203,7 @@ for split, objective in pivot.index:
     order = ["pcgrad_global", "pcgrad", "sago"]
     granularity[split, objective] = verdicts.ordered_by_granularity(
         [part.loc[r, "utility"] for r in order], [part.loc[r, "forget"] for r in order], *resolutions(split))
-label = {case: f"{case[0]} {case[1].replace('GradDiff', 'GA+GD')}" for case in [*cases, *pivot.index]}
+label = {case: f"{case[0]} {method_name(case[1], 'sago')}" for case in [*cases, *pivot.index]}
 display(Markdown(
     "**Did the claims hold in miniature?** " + "; ".join(
         f"{verdict(*case)}: {recovery[case].verdict}" + (f" ({recovery[case].reason})" if recovery[case].reason else "")

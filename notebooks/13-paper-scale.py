@@ -203,5 +203,5 @@ display(pd.DataFrame([{"benchmark": bench, "hub dataset": spec["source"], "split
 # it, NCCL instead of gloo across processes) has never run in this repository; neither has any 7B-8B
 # checkpoint, the hub downloads of the real datasets (only local copies in the hub's layout), the
 # 4-GPU configuration file, nor the published TOFU, MUSE, WMDP and RWKU numbers. A script that runs the
-# GPU part in a few minutes on one GPU is in `benchmarks/gpu_check.sh`; its results, once run, belong in
-# `benchmarks/README.md`.
+# GPU part in a few minutes on one GPU is in `perf/gpu_check.sh`; its results, once run, belong in
+# `perf/README.md`.

@@ -9,7 +9,7 @@ import torch
 from unlearning.data import IDK_ANSWERS, encode_qa_split, encode_text, idk_records, load_split
 from unlearning.engine import AdapterDisabledReference, OptimConfig, unlearn
 from unlearning.stopping import split_probe_set
-from unlearning.methods import METHODS, get_method, rmu_layer
+from unlearning.methods import METHODS, get_method, method_name, rmu_layer
 from unlearning.synthesis import RULES
 
 
@@ -150,3 +150,11 @@ def test_probe_set_options(splits):
         split_probe_set(forget, "random", 8)
     with pytest.raises(ValueError, match="leaves no"):
         split_probe_set(forget[:4], "holdout", 8)
+
+
+def test_a_method_answers_to_the_names_other_papers_and_toolkits_give_it():
+    """One registry entry holds every name of a recipe: the SAGO paper's GA+GD is our GradDiff,
+    OpenUnlearning's NPO (NLL retain term) our NPO+GD; other names pass through."""
+    assert method_name("GradDiff", "sago") == "GA+GD" and method_name("GradDiff", "masc") == "GA+GDR"
+    assert method_name("NPO+GD", "openunlearning") == "NPO" and method_name("NPO+GD", "sago") == "NPO+GD"
+    assert method_name("MASC", "sago") == "MASC" and method_name("Target", "sago") == "Target"

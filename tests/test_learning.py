@@ -69,6 +69,25 @@ def test_same_seed_gives_bit_identical_weights(learned, world, tmp_path):
         assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters())), name
 
 
+def test_a_part_learns_only_its_jobs(learned, world, tmp_path):
+    """`make` learns the laboratory's models and the real checkpoint's fine-tunes in two processes
+    at once: `part` picks the jobs, and the real part touches nothing of the laboratory (not even
+    its tokenizer)."""
+    out, manifest = learned
+    plan = LearnPlan.from_dict(TINY)  # no real section: the real part has nothing to learn
+    assert learn(plan, world, tmp_path, log=lambda _: None, part="real") == {}
+    assert not any(tmp_path.iterdir())
+    messages = []
+    assert learn(plan, world, out, log=messages.append, part="lab") == manifest  # up to date: nothing trains
+    assert not [m for m in messages if m.startswith("learned")]
+    with_real = LearnPlan.from_dict({**TINY, "real": {"threads": 1}})
+    assert {job.name for job in with_real.jobs() if job.base is not None} == {"tofu-real/target-135m",
+                                                                               "tofu-real/retain90-135m"}
+    assert learn(with_real, world, out, log=lambda _: None, part="lab") == manifest  # the real jobs left alone
+    with pytest.raises(ValueError, match="part must be one of all, lab, real"):
+        learn(plan, world, tmp_path, part="both")
+
+
 def test_parallel_workers_give_the_same_models_as_one(learned, world, tmp_path):
     """Every job trains with JOB_THREADS threads, in a worker or not: same thread count, same
     machine, same seed, so the models are bit-identical (the promise PyTorch makes)."""
@@ -199,7 +218,7 @@ def test_the_real_section_plans_a_target_and_its_oracles_from_the_checkpoint():
     real = [job for job in plan.jobs() if job.base is not None]
     assert [job.name for job in real] == ["tofu-real/target-135m", "tofu-real/retain90-135m", "tofu-real/retain95-135m"]
     assert real[0].data == (("tofu-real", "full", "qa"),) and real[1].data == (("tofu-real", "retain90", "qa"),)
-    assert all(job.base == "models/real/smollm2-135m" and job.threads == 2 and job.gates == "tofu-real" for job in real)
+    assert all(job.base == "models/real/smollm2-135m" and job.threads == 1 and job.gates == "tofu-real" for job in real)
     # unspecified settings keep the real recipe's defaults, not the tiny models'
     assert real[0].config.epochs == 2 and real[0].config.lr == RealPlan().finetune.lr
     for options, message in [({"real": {"epochs": 3}}, "real: unknown key 'epochs'"),

@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from unlearning.choices import DEVICES, DTYPES, PROBE_SETS, RULES
+from unlearning.choices import DEVICES, DTYPES, LEARN_PARTS, PROBE_SETS, RULES
 
 # Building the parser imports no torch or transformers (`unlearning --help` answers at once): the
 # choices come from `unlearning.choices`, defaults that the library computes are None here and filled
@@ -53,6 +53,9 @@ def _add_learn(sub) -> None:
     p.add_argument("--out", type=Path, required=True, help="models folder, e.g. models/mini")
     p.add_argument("--sizes", nargs="+", help="model sizes to train (xs s m l); overrides the config")
     p.add_argument("--seed", type=int, help="training seed; overrides the config")
+    p.add_argument("--part", choices=LEARN_PARTS, default="all",
+                   help="the laboratory's models (lab), the real checkpoint's fine-tunes (real), or both (all, the "
+                        "default); a part writes manifest.<part>.json, all writes manifest.json")
     p.add_argument("--jobs", type=int, default=1,
                    help="models trained side by side (default 1); every model trains with one torch thread "
                         "whatever this is, so the weights do not depend on it")
@@ -226,8 +229,9 @@ def cmd_learn(args) -> None:
     plan = LearnPlan.from_dict(options)
     if not (args.data / "pretrain").is_dir():
         raise ValueError(f"--data: no pretrain folder under {args.data}; run `unlearning world` first")
-    manifest = learn(plan, args.data, args.out, log=lambda message: print(message, flush=True), workers=args.jobs)
-    write_if_changed(args.out / "manifest.json", manifest)
+    manifest = learn(plan, args.data, args.out, log=lambda message: print(message, flush=True), workers=args.jobs,
+                     part=args.part)
+    write_if_changed(args.out / ("manifest.json" if args.part == "all" else f"manifest.{args.part}.json"), manifest)
     print(f"{len(manifest)} models up to date under {args.out}")
 
 

@@ -259,7 +259,9 @@ class Method:
     - `probe_settings(hparams, overrides)`: margin settings of the violation probe;
     - `forget_records(records, seed)`: the answers its forget set is encoded with (IdkNLL);
     - `default_stop`: 'violation' for a method that stops by itself (MASC), else 'fixed';
-    - `colour`: its colour in every plot.
+    - `colour`: its colour in every plot;
+    - `names`: what a paper or toolkit calls the same recipe, where that differs from `name`
+      (`method_name`).
     """
 
     name: str
@@ -273,6 +275,7 @@ class Method:
     check: Callable | None = None
     probe_settings: Callable = default_probe_settings
     forget_records: Callable = true_answers
+    names: dict = field(default_factory=dict)
 
     @property
     def forget(self) -> Objective:
@@ -340,10 +343,11 @@ _GD = {"alpha": 1.0, "gamma": 1.0}
 _RMU = dict(prepare=prepare_rmu, parameters=rmu_parameters, check=check_rmu_lora)
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("GA", "ga", None, {"gamma": 1.0}, colour="#6BAF8A"),
-    Method("GradDiff", "ga", "nll", dict(_GD), colour="#3A9363"),
+    Method("GradDiff", "ga", "nll", dict(_GD), colour="#3A9363", names={"sago": "GA+GD", "masc": "GA+GDR"}),
     Method("GA+KLR", "ga", "kl", dict(_GD), colour="#2E7A50"),
     Method("NPO", "npo", None, {"gamma": 1.0, "beta": 0.1}, colour="#5C86B3", prepare=prepare_npo),
-    Method("NPO+GD", "npo", "nll", {**_GD, "beta": 0.1}, colour="#1F4468", prepare=prepare_npo),
+    Method("NPO+GD", "npo", "nll", {**_GD, "beta": 0.1}, colour="#1F4468", prepare=prepare_npo,
+           names={"openunlearning": "NPO"}),
     Method("NPO+KLR", "npo", "kl", {**_GD, "beta": 0.1}, colour="#2F5D8A", prepare=prepare_npo),
     # MASC paper's SimNPO baseline (Unlearn-Simple TOFU forget10): beta 4.5, forget weight 0.125
     Method("SimNPO", "simnpo", None, {"gamma": 1.0, "beta": 4.5, "simnpo_gamma": 0.0}, colour="#D17C2F"),
@@ -357,6 +361,13 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("MASC", "masc", "kl", dict(MASC_DEFAULTS), colour="#C84545", default_stop="violation",
            probe_settings=masc_probe_settings),
 )}
+
+
+def method_name(name: str, source: str) -> str:
+    """What `source` (a paper, "sago" or "masc", or a toolkit, "openunlearning") calls the method
+    registered as `name`: GradDiff is the SAGO paper's GA+GD; a name outside the registry or without
+    another name there is returned as it is."""
+    return METHODS[name].names.get(source, name) if name in METHODS else name
 
 
 def get_method(name: str) -> Method:

@@ -151,6 +151,8 @@ def plot_forget_neighbour_panels(results, start: dict, objectives: Sequence[str]
     `results` has columns objective, variant, rule, forget, neighbour; `start` the start
     model's forget and neighbour; `extra` optional {label: (forget, neighbour)} points drawn in
     every panel (e.g. MASC)."""
+    from unlearning.methods import method_name
+
     fig, axs = plt.subplots(1, len(objectives), figsize=(4.2 * len(objectives), 3.8), sharey=True, squeeze=False)
     for ax, objective in zip(axs[0], objectives):
         plot_pareto(ax, results[results.objective == objective], "forget", "neighbour")
@@ -159,7 +161,7 @@ def plot_forget_neighbour_panels(results, start: dict, objectives: Sequence[str]
                        label=label, zorder=4)
         ax.axhline(start["neighbour"], color="black", linestyle="--", linewidth=0.8)
         ax.axvline(start["forget"], color="black", linestyle="--", linewidth=0.8)
-        ax.set_title(objective.replace("GradDiff", "GA+GD"))
+        ax.set_title(method_name(objective, "sago"))
         ax.set_xlabel("forget ROUGE-L (lower is better)")
     axs[0][0].set_ylabel("neighbour ROUGE-L")
     axs[0][-1].legend(fontsize=7, loc="lower right")

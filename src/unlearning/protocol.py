@@ -19,7 +19,7 @@ from pathlib import Path
 from unlearning.benchmarks import EvalConfig, get_benchmark
 from unlearning.engine import OptimConfig, steps_for_epochs
 from unlearning.evaluate import DivergedMetrics, evaluate, is_evaluated
-from unlearning.methods import get_method
+from unlearning.methods import get_method, method_name
 from unlearning.models import copy_tokenizer_files, has_tokenizer
 from unlearning.records import read_json, write_json
 from unlearning.recipes import PAPER_SCALE, Recipe, Scale, laboratory_scale, scaled
@@ -377,7 +377,7 @@ def sago_gains(results, objectives, retain: str = "neighbour") -> list[dict]:
     for objective in objectives:
         part = results[results.objective == objective].set_index("rule")
         if {"sum", "pcgrad", "sago"} <= set(part.index):
-            gains.append({"objective": objective.replace("GradDiff", "GA+GD"),
+            gains.append({"objective": method_name(objective, "sago"),
                           **{rule: float(part.loc[rule, retain]) for rule in ("sum", "pcgrad", "sago")},
                           "points": 100 * float(part.loc["sago", retain] - part.loc["pcgrad", retain]),
                           "forget_pcgrad": float(part.loc["pcgrad", "forget"]),

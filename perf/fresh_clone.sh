@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # What a new user meets: a fresh clone of this checkout's HEAD, then `make book` (default profile) or
 # `bash .ci/run` (the README's `make test`), timed, with the disk the clone then holds. Writes its
-# section of benchmarks/fresh-clone.md (dated, with the commit and the machine) in this checkout.
-#   bash benchmarks/fresh_clone.sh book     # about an hour on 2 cores
-#   bash benchmarks/fresh_clone.sh test     # about a quarter of an hour
+# section of perf/fresh-clone.md (dated, with the commit and the machine) in this checkout.
+#   bash perf/fresh_clone.sh book     # about an hour on 2 cores
+#   bash perf/fresh_clone.sh test     # about a quarter of an hour
 # Run nothing else on the machine meanwhile: two jobs on two cores slow each other down.
 set -euo pipefail
 what=${1:?usage: fresh_clone.sh book|test}
@@ -19,8 +19,8 @@ $command > "$work/$what.log" 2>&1 || status=$?
 seconds=$(( $(date +%s) - start ))
 disk=$(du -sh --apparent-size . | cut -f1)
 phases=$(grep -E "^phase done:" "$work/$what.log" | sed 's/^phase done: /  - /' || true)
-results="$repo/benchmarks/fresh-clone.md"
-[ -f "$results" ] || printf '# A fresh clone, measured\n\nWritten by `benchmarks/fresh_clone.sh`; each section is replaced when it runs again.\n' > "$results"
+results="$repo/perf/fresh-clone.md"
+[ -f "$results" ] || printf '# A fresh clone, measured\n\nWritten by `perf/fresh_clone.sh`; each section is replaced when it runs again.\n' > "$results"
 section="## \`$command\` from a fresh clone"
 body=$(printf '%s\n\n- date: %s\n- commit: %s\n- machine: %s, %s CPUs\n- status: %s\n- wall time: %d min %02d s\n- disk the clone holds afterwards (environment included): %s\n%s\n' \
   "$section" "$(date -u +%Y-%m-%dT%H:%MZ)" "$commit" "$(uname -m)" "$(nproc)" "$status" $((seconds / 60)) $((seconds % 60)) "$disk" \

@@ -3,7 +3,7 @@ against float64: OpenUnlearning's (`CrossEntropyLoss` on logits transposed to [B
 SimNPO trainers compute it) and ours (`log_softmax` over the vocabulary, the [B*T, V] layout), on
 SmolLM2-135M-Instruct's TOFU-real forget answers (data/mini). The metrics appendix quotes its output.
 
-    .venv/bin/python benchmarks/npo_likelihood_precision.py      (needs `make real-model`)
+    .venv/bin/python perf/npo_likelihood_precision.py      (needs `make real-model`)
 """
 
 from pathlib import Path

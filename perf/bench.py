@@ -17,11 +17,11 @@
    Llama-2-7B in float32 and bfloat16; one full evaluation of a model of every benchmark.
 
 Every comparison is a median over repetitions whose two sides alternate (the synthesis calls at
-0.5B-7B scale: the fastest of three); nothing here is asserted in a test. Writes `benchmarks/results.md`,
-`benchmarks/results.json` and
-`benchmarks/time_to_quality.png`.
+0.5B-7B scale: the fastest of three); nothing here is asserted in a test. Writes `perf/results.md`,
+`perf/results.json` and
+`perf/time_to_quality.png`.
 
-    .venv/bin/python benchmarks/bench.py            # what `make bench` runs (needs make models)
+    .venv/bin/python perf/bench.py            # what `make bench` runs (needs make models)
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The paper path on a GPU, in one short script (run on a lent GPU machine; see benchmarks/README.md).
+# The paper path on a GPU, in one short script (run on a lent GPU machine; see perf/README.md).
 # Needs: data/smoke (committed), models/smoke (make models PROFILE=smoke), the real model's config
 # and tokenizer (models/real/smollm2-135m, without its weights), and wheels of rouge-score and
 # nltk in .whl when the machine has no package index. Writes $OUT/gpu_check.json and logs.

@@ -1,6 +1,6 @@
 """The README's picture of the claims page, taken from a built book in headless Chromium.
 
-    python benchmarks/claims_screenshot.py [BOOK_HTML] [OUT]
+    python perf/claims_screenshot.py [BOOK_HTML] [OUT]
     # defaults: book/_build/html (build it with `make book`, the mini profile) and book/images/claims-page.png
 
 Needs Debian's chromium and chromium-driver (as the browser tests do). The page is served over
