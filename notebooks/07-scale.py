@@ -48,6 +48,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning.claims import record
+from unlearning.models import SIZES
 from unlearning.plotting import DIVERGED, method_color, use_book_style
 from unlearning import recipes
 from unlearning import verdicts
@@ -56,6 +57,10 @@ from unlearning.protocol import Lab, eval_config, tofu_oracle
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
 recipes.show(lab, "masc/scale", methods, f"tofu/target-{sizes[0]}", forget_split=forget_split)
+left_out = [size for size in SIZES if size not in sizes]
+if left_out:
+    display(Markdown(f"This profile studies the sizes {', '.join(sizes)}; {', '.join(left_out)} left out to keep the "
+                     "book within its time budget (add them to `learn.yaml` and to this chapter's `sizes`)."))
 manifest = json.loads((lab.models / "manifest.json").read_text())
 config = eval_config("tofu", forget_split)
 rows = []

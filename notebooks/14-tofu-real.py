@@ -124,6 +124,9 @@ rows = [{"method": "Oracle", "seconds": 0.0, "steps": 0, **oracle, "forget_quali
          **lab.evaluate("tofu-real", lab.model(target), config=config, oracle=oracle)},
         *([{"method": "Base", "seconds": 0.0, "steps": 0,  # the checkpoint before fine-tuning: what it knew
             **lab.evaluate("tofu-real", base_dir, config=config, oracle=oracle)}] if with_base else [])]
+if not with_base:
+    display(Markdown("This profile does not evaluate the checkpoint before fine-tuning (an evaluation of the real "
+                     "model saved for time); `with_base` adds its row."))
 settings = {}  # method -> (protocol, hparams) where they differ from the shared protocol
 if "RMU" in methods:  # tuned on this model, as the RMU paper tunes per model (rule in the table below)
     tuned = tune_rmu(lab, "tofu-real", target, protocol, forget_metric="forget_Q_A_Prob", retain_metric="model_utility",
