@@ -61,12 +61,11 @@ left_out = [size for size in SIZES if size not in sizes]
 if left_out:
     display(Markdown(f"This profile studies the sizes {', '.join(sizes)}; {', '.join(left_out)} left out to keep the "
                      "book within its time budget (add them to `learn.yaml` and to this chapter's `sizes`)."))
-manifest = json.loads((lab.models / "manifest.json").read_text())
 config = eval_config("tofu", forget_split)
 rows = []
 for size in sizes:
     target = f"tofu/target-{size}"
-    parameters = manifest[target]["parameters"]
+    parameters = json.loads((lab.model(target) / "learning.json").read_text())["parameters"]
     oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
     rows.append({"size": size, "parameters": parameters, "method": "Oracle", "steps": 0, "seconds": 0.0, **oracle,
                  "forget_quality": 1.0})
