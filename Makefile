@@ -32,14 +32,16 @@ ASSIGNMENT_PAGES := book/generated/assignments/.pages
 # thread), and a chapter's numbers do not depend on the machine's core count (PyTorch promises equal
 # numbers only for one thread count). Chapters that read each other's runs execute one after another in
 # a chain (the TOFU chapters; WMDP's two), so no run is computed twice at once. Chain B starts once the
-# real checkpoint's fine-tunes are learned (chapter 14, the longest, reads them); chain A once the
-# laboratory's models are; the chains are balanced by the mini profile's times. `make nb-NAME` runs one
+# real checkpoint's fine-tunes are learned (chapter 14, the longest, reads them and no laboratory
+# model); chain A once the laboratory's models are; the chains are balanced by the mini profile's times. `make nb-NAME` runs one
 # chapter alone; at paper scale (one GPU) one chapter at a time.
 CHAPTER_JOBS ?= $(if $(filter paper,$(PROFILE)),1,2)
 CHAPTER_THREADS ?= 1
 CHAIN_A := 00-pipeline 01-world 03-margin 04-stopping 05-tofu 07-scale 08-quantization 12-beyond 10-wmdp \
   09-geometry 06-muse 13-paper-scale 11-rwku 90-api 15-rwku-real
-CHAIN_B := 02-learning 14-tofu-real
+CHAIN_B := 14-tofu-real 02-learning
+# the chapters that read the real checkpoint's fine-tunes and no laboratory model
+REAL_CHAPTERS := 14-tofu-real
 # goals that execute every chapter get the jobs and the chains (`make nb-NAME` runs that chapter alone)
 FULL_BUILD := $(filter notebooks book book-student,$(MAKECMDGOALS))
 PARALLEL := $(if $(FULL_BUILD),-j$(CHAPTER_JOBS))
@@ -58,9 +60,11 @@ endif
 ifeq ($(PROFILE),paper)
 MODELS_MANIFEST :=
 LAB_MODELS :=
+REAL_MODELS :=
 else
 MODELS_MANIFEST := models/$(PROFILE)/manifest.json
 LAB_MODELS := models/$(PROFILE)/manifest.lab.json
+REAL_MODELS := models/$(PROFILE)/manifest.real.json
 endif
 
 .PRECIOUS: models/%/manifest.json models/%/manifest.lab.json models/%/manifest.real.json data/%/tofu/full.json build/notebooks/%.ipynb
@@ -114,9 +118,8 @@ $(REAL_MODEL): notebooks/profiles/real/fetch.yaml | $(INSTALLED)
 	$(BIN)/unlearning fetch --config notebooks/profiles/real/fetch.yaml --out .
 
 LEARN_INPUTS = $(INSTALLED) $(SRC) notebooks/profiles/%/learn.yaml data/%/tofu/full.json $(DATA_FILES) $(REAL_MODEL)
-# the laboratory's models at a lower priority: the real fine-tunes beside them lead to the longest chapter
 models/%/manifest.lab.json: $(LEARN_INPUTS)
-	nice -n 10 $(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS) --part lab
+	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS) --part lab
 	touch $@
 models/%/manifest.real.json: $(LEARN_INPUTS)
 	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS) --part real
@@ -146,9 +149,15 @@ $(PROFILE_CHECKED): $(wildcard $(PROFILE_DIR)/*.yaml) $(NOTEBOOKS:%=notebooks/%.
 	$(BIN)/unlearning check --profile $(PROFILE)
 	touch $@
 
-book/generated/%.ipynb: build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(LAB_MODELS) $(DATA_FILES) $(SRC) | $(INSTALLED) $(PROFILE_CHECKED)
-	UNLEARNING_PROGRESS=0 OMP_NUM_THREADS=$(CHAPTER_THREADS) $(BIN)/unlearning execute $< --out $@ --profile $(PROFILE) \
-	  --parameters $(PROFILE_DIR)/$*.yaml
+# a chapter waits for the learning part it reads: the laboratory's models, or the real fine-tunes
+EXECUTE = UNLEARNING_PROGRESS=0 OMP_NUM_THREADS=$(CHAPTER_THREADS) $(BIN)/unlearning execute $< --out $@ --profile $(PROFILE) \
+  --parameters $(PROFILE_DIR)/$*.yaml
+CHAPTER_INPUTS = build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(DATA_FILES) $(SRC)
+$(filter-out $(REAL_CHAPTERS:%=book/generated/%.ipynb),$(EXECUTED)): book/generated/%.ipynb: $(CHAPTER_INPUTS) $(LAB_MODELS) \
+  | $(INSTALLED) $(PROFILE_CHECKED)
+	$(EXECUTE)
+$(REAL_CHAPTERS:%=book/generated/%.ipynb): book/generated/%.ipynb: $(CHAPTER_INPUTS) $(REAL_MODELS) | $(INSTALLED) $(PROFILE_CHECKED)
+	$(EXECUTE)
 
 # each chain in order (order-only: a chapter's change does not make the next one stale)
 chain = $(if $(word 2,$(1)),$(eval book/generated/$(word 2,$(1)).ipynb: | book/generated/$(word 1,$(1)).ipynb)$(call \
@@ -163,10 +172,9 @@ endif
 $(CLAIMS_PAGE): $(EXECUTED) src/unlearning/claims.py | $(INSTALLED)
 	$(BIN)/unlearning claims --profile $(PROFILE) --findings book/generated/findings --out $@
 
-# the paper-scale chapter runs the real checkpoint; chapter 2 shows every model, chapter 14 reads the
-# real checkpoint's fine-tunes
+# the paper-scale chapter runs the real checkpoint; chapter 2 shows every model
 book/generated/13-paper-scale.ipynb: $(REAL_MODEL)
-book/generated/02-learning.ipynb book/generated/14-tofu-real.ipynb: $(MODELS_MANIFEST)
+book/generated/02-learning.ipynb: $(MODELS_MANIFEST)
 
 notebooks: $(EXECUTED) ## execute every notebook with PROFILE's parameters (only what changed)
 
