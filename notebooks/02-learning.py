@@ -27,7 +27,7 @@
 #   (forget + retain1 + retain2) with their retrained oracles (retain1 + retain2).
 #
 # The MASC paper's learning-stage finding is that **larger models memorise more verbatim**. The
-# four sizes of the tiny Qwen2 family span 18x in parameters; every size sees the same data in the
+# sizes of the tiny Qwen2 family span up to 18x in parameters (the mini profile trains xs, s and m); every size sees the same data in the
 # same order for the same number of steps. Only the pretraining learning rate differs per size
 # (`learn.yaml`), as larger language models are usually trained at lower rates: tuned on the
 # pretraining loss, the two largest sizes fit far worse at the rate the smallest needs, and one

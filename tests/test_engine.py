@@ -105,7 +105,7 @@ def _rates_one_sequence_at_a_time(model, examples, hp, pad, calls, seed=0):
     """The violation rate of each call n, the obvious way: every call draws a fresh cut for each of
     the first n sequences in order, one forward pass per sequence, macro mean of their fractions."""
     from unlearning.margin import tau_from_rho, violation_fractions
-    from unlearning.methods import masc_margins
+    from unlearning.margin import masc_margins
 
     generator = torch.Generator().manual_seed(seed + 1)
     rates = []

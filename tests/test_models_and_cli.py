@@ -76,13 +76,12 @@ def test_cli_unlearn_writes_model_and_record(world, target, tokenizer, tmp_path,
     assert main(args) == 0 and capsys.readouterr().out.startswith(f"cached: {folder}")  # the store serves it again
 
 
-def test_lora_trains_only_adapters_and_round_trips(target, tokenizer, tmp_path):
+def test_lora_trains_only_adapters_and_disabling_them_gives_the_base(target, tokenizer):
     import pytest
 
     pytest.importorskip("peft")
-    from unlearning.models import add_lora, load_adapter
+    from unlearning.models import add_lora
 
-    base_state = {k: v.clone() for k, v in target.state_dict().items()}
     model = add_lora(target, r=4)
     trainable = [n for n, p in model.named_parameters() if p.requires_grad]
     assert trainable and all("lora_" in n for n in trainable)
@@ -97,11 +96,6 @@ def test_lora_trains_only_adapters_and_round_trips(target, tokenizer, tmp_path):
         with model.disable_adapter():  # the reference model, without a second copy
             reference = model(input_ids=ids).logits
     assert not torch.allclose(before, after) and torch.allclose(before, reference)
-    model.save_pretrained(tmp_path / "adapter")
-    fresh = build_model("xs", tokenizer)
-    fresh.load_state_dict(base_state)
-    with torch.no_grad():
-        assert torch.allclose(load_adapter(fresh, tmp_path / "adapter")(input_ids=ids).logits, after, atol=1e-6)
     with pytest.raises(ValueError, match="rank"):
         add_lora(build_model("xs", tokenizer), r=0)
 

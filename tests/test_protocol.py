@@ -258,3 +258,18 @@ def test_released_weights_keep_their_evaluations_and_come_back_when_a_step_needs
     assert not is_released(copy) and not is_released(folder)
     assert file_hash(*weight_files(folder)) == weights
     assert lab.release(min_bytes=10**12) == 0  # the default keeps small models
+
+
+def test_the_evaluation_config_follows_the_benchmarks_own_forget_splits():
+    """A benchmark with several forget splits (TOFU, and TOFU on the real model) keys its
+    evaluation by the chosen one; a benchmark with one ignores the argument; a split the
+    benchmark does not have is refused by name."""
+    from unlearning.benchmarks import EvalConfig
+    from unlearning.protocol import eval_config
+
+    assert eval_config("tofu", "forget05").forget_split == "forget05"
+    assert eval_config("tofu-real", "forget01").forget_split == "forget01"
+    assert eval_config("muse-news", "forget05") == EvalConfig() == eval_config("tofu")
+    assert eval_config("tofu", "forget10", max_new_tokens=8) == EvalConfig(max_new_tokens=8)
+    with pytest.raises(ValueError, match="forget split of tofu must be one of forget01, forget05, forget10"):
+        eval_config("tofu", "forget50")

@@ -117,7 +117,8 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--model", required=True, type=Path, help="model folder to evaluate")
     p.add_argument("--tokenizer", type=Path, help="tokenizer folder (default: found beside the model)")
     p.add_argument("--oracle", type=Path, help="retain-only model folder: adds forget quality and PrivLeak")
-    p.add_argument("--split", default="forget10", help="TOFU forget split (default forget10)")
+    p.add_argument("--split", help="forget split where a benchmark has several (TOFU: forget01, forget05, forget10; "
+                                    "default forget10)")
     _add_runtime(p)
 
 
@@ -463,14 +464,15 @@ def cmd_unlearn(args) -> int:
 
 
 def cmd_evaluate(args) -> None:
-    from unlearning.evaluate import EvalConfig, evaluate
+    from unlearning.evaluate import evaluate
+    from unlearning.protocol import eval_config
     from unlearning.models import check_model
     from unlearning.runtime import Runtime
 
     runtime = Runtime(args.device, args.dtype)
     benchmark, data, _ = _benchmark_and_data(args.benchmark, args.data)
     tokenizer = _model_and_tokenizer(args)
-    config = EvalConfig(forget_split=args.split)
+    config = eval_config(benchmark, args.split)
     oracle = None
     if args.oracle is not None:
         if not args.oracle.is_dir():

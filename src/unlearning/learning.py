@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from unlearning.benchmarks import base_name, model_name
+from unlearning.benchmarks.muse import CORPORA as MUSE_CORPORA
 from unlearning.choices import LEARN_PARTS
 from unlearning.data import QA_PROMPT, encode_qa_split, encode_text, load_split
 from unlearning.gates import gates_version, run_gates
@@ -49,7 +51,6 @@ TOFU_ORACLES = ("retain90", "retain95", "retain99")
 # fine-tuned models keep the general knowledge TOFU's model utility measures; kind 'qa-doc' cuts
 # each document into its question-answer pairs, which are as short as TOFU's and pad no batch
 REPLAY = ("pretrain", "replay", "qa-doc")
-MUSE_CORPORA = ("muse-news", "muse-books")
 STAGES = ("pretrain", "finetune", "muse_finetune")
 KIND_FIELDS = {"qa": ("question", "answer"), "qa-doc": ("text",), "text": ("text",)}  # what training reads
 # every model trains with this many torch threads, alone or beside others (`learn(workers=...)`),
@@ -226,21 +227,23 @@ class LearnPlan:
         """Every model of the plan, parents before children."""
         jobs = []
         for size in self.sizes:
-            base = f"base-{size}"
+            base = base_name(size)
             finetune = self.config_for("finetune", size)
             jobs.append(Job(base, size, (("pretrain", "corpus", "text"),), self.config_for("pretrain", size), None,
                             "pretrain"))
-            jobs.append(Job(f"tofu/target-{size}", size, (("tofu", "full", "qa"), REPLAY), finetune, base, "tofu"))
+            jobs.append(Job(model_name("tofu", "target", size), size, (("tofu", "full", "qa"), REPLAY), finetune, base,
+                            "tofu"))
             oracles = self.oracles + (self.main_oracles if size == self.main_size else ())
             for split in oracles:
-                jobs.append(Job(f"tofu/{split}-{size}", size, (("tofu", split, "qa"), REPLAY), finetune, base, "tofu"))
+                jobs.append(Job(model_name("tofu", split, size), size, (("tofu", split, "qa"), REPLAY), finetune, base,
+                                "tofu"))
             if size == self.main_size:
                 muse_config = self.config_for("muse_finetune", size)
                 for corpus in self.muse:
                     retain = ((corpus, "raw/retain1", "text"), (corpus, "raw/retain2", "text"), REPLAY)
-                    jobs.append(Job(f"{corpus}/target-{size}", size, ((corpus, "raw/forget", "text"), *retain),
+                    jobs.append(Job(model_name(corpus, "target", size), size, ((corpus, "raw/forget", "text"), *retain),
                                     muse_config, base, corpus))
-                    jobs.append(Job(f"{corpus}/retain-{size}", size, retain, muse_config, base, corpus))
+                    jobs.append(Job(model_name(corpus, "retain", size), size, retain, muse_config, base, corpus))
         return jobs + (self.real.jobs() if self.real else [])
 
 
@@ -284,7 +287,7 @@ class RealPlan:
         return cls(**values)
 
     def jobs(self) -> list[Job]:
-        name = lambda split: f"{self.benchmark}/{split}-{self.size}"  # noqa: E731
+        name = lambda role: model_name(self.benchmark, role, self.size)  # noqa: E731
         common = dict(size=self.size, config=self.finetune, parent=None, gates=self.benchmark, base=self.base,
                       threads=self.threads)
         return [Job(name("target"), data=((self.benchmark, "full", "qa"),), **common),

@@ -131,6 +131,39 @@ def suffix_mask(
     return mask & (rank >= cut.unsqueeze(1))
 
 
+# MASC's margins of a forget batch under a model: one forward pass (and the teacher's, in teacher
+# mode), the margins of every labelled position, then the continuation region cut afresh
+
+
+def model_inputs(batch: dict) -> dict:
+    """What a causal LM is called with: a collated batch's ids and attention mask."""
+    return {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
+
+
+def masc_token_margins(model, batch, hp: dict, reference=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Margins `[B, T-1]` of a forget batch (self or teacher competitor set) and the mask of its
+    labelled positions, before the continuation cut: what one forward pass determines."""
+    logits = model(**model_inputs(batch)).logits
+    teacher = None
+    if hp["competitors"] == "teacher":
+        if reference is None:
+            raise RuntimeError("MASC teacher mode needs the frozen original model")
+        with torch.no_grad():
+            teacher = reference(**model_inputs(batch)).logits
+    return shifted_margins(logits, batch["labels"], hp["k"], hp["beta"], teacher, hp.get("delta"))
+
+
+def continuation(mask: torch.Tensor, hp: dict, generator=None) -> torch.Tensor:
+    """The labelled positions restricted to a freshly cut continuation region (MASC s. 2)."""
+    return suffix_mask(mask, hp["cut_min"], hp["cut_max"], hp["min_prefix"], hp["min_suffix"], generator)
+
+
+def masc_margins(model, batch, hp: dict, reference=None, generator=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Margins and continuation mask of a forget batch (self or teacher competitor set)."""
+    margins, mask = masc_token_margins(model, batch, hp, reference)
+    return margins, continuation(mask, hp, generator)
+
+
 def violation_fractions(margins: torch.Tensor, mask: torch.Tensor, tau: float) -> torch.Tensor:
     """Per-sequence share q_i of masked positions with margin > tau (strict); 0 if none masked.
 

@@ -18,7 +18,7 @@ import torch
 
 from unlearning import losses
 from unlearning.data import batches, on_device
-from unlearning.margin import shifted_margins, suffix_mask, tau_from_rho
+from unlearning.margin import masc_margins, model_inputs, tau_from_rho
 
 
 @dataclass
@@ -36,48 +36,20 @@ class Context:
 Objective = Callable[[torch.nn.Module, dict, Context], torch.Tensor]
 
 
-def _model_inputs(batch: dict) -> dict:
-    return {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
-
-
 def forget_ga(model, batch, ctx: Context) -> torch.Tensor:
-    return losses.ga_loss(model(**_model_inputs(batch)).logits, batch["labels"])
+    return losses.ga_loss(model(**model_inputs(batch)).logits, batch["labels"])
 
 
 def forget_npo(model, batch, ctx: Context) -> torch.Tensor:
     if ctx.ref_logprobs is None:
         raise RuntimeError("NPO needs cached reference log-probs of the forget set (engine computes them)")
     ref = ctx.ref_logprobs[batch["index"]]
-    return losses.npo_loss(model(**_model_inputs(batch)).logits, batch["labels"], ref, ctx.hparams["beta"])
+    return losses.npo_loss(model(**model_inputs(batch)).logits, batch["labels"], ref, ctx.hparams["beta"])
 
 
 def forget_simnpo(model, batch, ctx: Context) -> torch.Tensor:
-    logits = model(**_model_inputs(batch)).logits
+    logits = model(**model_inputs(batch)).logits
     return losses.simnpo_loss(logits, batch["labels"], ctx.hparams["beta"], ctx.hparams["simnpo_gamma"])
-
-
-def masc_token_margins(model, batch, hp: dict, reference=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Margins `[B, T-1]` of a forget batch (self or teacher competitor set) and the mask of its
-    labelled positions, before the continuation cut: what one forward pass determines."""
-    logits = model(**_model_inputs(batch)).logits
-    teacher = None
-    if hp["competitors"] == "teacher":
-        if reference is None:
-            raise RuntimeError("MASC teacher mode needs the frozen original model")
-        with torch.no_grad():
-            teacher = reference(**_model_inputs(batch)).logits
-    return shifted_margins(logits, batch["labels"], hp["k"], hp["beta"], teacher, hp.get("delta"))
-
-
-def continuation(mask: torch.Tensor, hp: dict, generator=None) -> torch.Tensor:
-    """The labelled positions restricted to a freshly cut continuation region (MASC s. 2)."""
-    return suffix_mask(mask, hp["cut_min"], hp["cut_max"], hp["min_prefix"], hp["min_suffix"], generator)
-
-
-def masc_margins(model, batch, hp: dict, reference=None, generator=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Margins and continuation mask of a forget batch (self or teacher competitor set)."""
-    margins, mask = masc_token_margins(model, batch, hp, reference)
-    return margins, continuation(mask, hp, generator)
 
 
 def forget_masc(model, batch, ctx: Context) -> torch.Tensor:
@@ -87,21 +59,21 @@ def forget_masc(model, batch, ctx: Context) -> torch.Tensor:
 
 
 def retain_nll(model, batch, ctx: Context) -> torch.Tensor:
-    return losses.nll_loss(model(**_model_inputs(batch)).logits, batch["labels"])
+    return losses.nll_loss(model(**model_inputs(batch)).logits, batch["labels"])
 
 
 def retain_kl(model, batch, ctx: Context) -> torch.Tensor:
     if ctx.reference is None:
         raise RuntimeError("a KL retain term needs the frozen reference model")
     with torch.no_grad():
-        ref_logits = ctx.reference(**_model_inputs(batch)).logits
-    return losses.kl_to_reference(model(**_model_inputs(batch)).logits, ref_logits, batch["labels"])
+        ref_logits = ctx.reference(**model_inputs(batch)).logits
+    return losses.kl_to_reference(model(**model_inputs(batch)).logits, ref_logits, batch["labels"])
 
 
 def forget_idk(model, batch, ctx: Context) -> torch.Tensor:
     """IdkNLL (TOFU's "idk"): plain NLL on forget questions paired with "I don't know"-style
     answers; the caller encodes the forget set with `data.idk_answers` (see `Method.forget_answers`)."""
-    return losses.nll_loss(model(**_model_inputs(batch)).logits, batch["labels"])
+    return losses.nll_loss(model(**model_inputs(batch)).logits, batch["labels"])
 
 
 def rmu_layer(model, hp: dict) -> int:
@@ -119,7 +91,7 @@ def _rmu_activations(model, batch, hp: dict) -> tuple[torch.Tensor, torch.Tensor
     the batch's answer tokens). OpenUnlearning's answer-token variant divides a `[B]` sum by a
     `[B, 1]` count, which broadcasts to `[B, B]`: the same direction as a token mean at a
     batch-dependent scale; ours is the plain token mean (metrics appendix)."""
-    out = model(**_model_inputs(batch), output_hidden_states=True)
+    out = model(**model_inputs(batch), output_hidden_states=True)
     hidden = out.hidden_states[rmu_layer(model, hp) + 1]
     mask = batch["attention_mask"].bool() if hp["tokens"] == "all" else batch["labels"] != losses.IGNORE_INDEX
     return hidden, mask

@@ -292,14 +292,6 @@ def add_lora(model, r: int = 8, alpha: int = 16, dropout: float = 0.0, target_mo
     return get_peft_model(model, config)
 
 
-def load_adapter(model, adapter: str | Path):
-    """Attach a saved LoRA adapter (folder or hub name) to a loaded base model."""
-    from peft import PeftModel
-
-    require_local_or_hub(adapter=adapter)
-    return PeftModel.from_pretrained(model, str(adapter)).eval()
-
-
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model",
                    "chat_template.jinja")
 

@@ -5,7 +5,7 @@ passed by papermill, or written in a profile's YAML (notebooks/profiles/P/NAME.y
 
 - name a parameter the chapter has (YAML files; papermill itself warns about unknown `-p` names);
 - have the default's type (an int where a float is expected is fine, a list's items too);
-- pass the rule of its name (`RULES`): a method the registry knows, a positive finite learning rate,
+- pass the check of its name (`PARAMETER_CHECKS`): a method the registry knows, a positive finite learning rate,
   a violation tolerance in [0, 1], ...
 
 A wrong value raises `ParameterError`: one line naming the parameter, the value and what is
@@ -138,19 +138,28 @@ def _rmu_grid(value) -> str | None:
     return None
 
 
-TOFU_FORGET = ("forget01", "forget05", "forget10")
-MUSE_CORPORA = ("muse-news", "muse-books")
+def _tofu_forget_splits() -> tuple:
+    from unlearning.benchmarks import get_benchmark
 
-RULES: dict[str, Callable] = {
+    return get_benchmark("tofu").forget_splits
+
+
+def _muse_corpora() -> tuple:
+    from unlearning.benchmarks.muse import CORPORA
+
+    return CORPORA
+
+
+PARAMETER_CHECKS: dict[str, Callable] = {
     "profile": _one_of(lambda: PROFILES),
     "device": _one_of(_devices), "dtype": _one_of(_dtypes), "recipe_scale": _one_of(lambda: ("laboratory", "paper")),
     "size": _size, "sizes": _size_list,
     "methods": _all_of(_methods), "quantized_methods": _all_of(_methods, may_be_empty=True),
     "objective": _one_of(_methods), "objectives": _all_of(_methods),
     "rules": _all_of(_rules), "sweep_rules": _all_of(_rules), "optimizers": _all_of(lambda: ("adamw", "sgd")),
-    "forget_split": _one_of(lambda: TOFU_FORGET), "forget_splits": _all_of(lambda: TOFU_FORGET),
+    "forget_split": _one_of(_tofu_forget_splits), "forget_splits": _all_of(_tofu_forget_splits),
     "small_update_share": _number(0, 1, low_open=False),
-    "codes": _all_of(_codes), "corpora": _all_of(lambda: MUSE_CORPORA), "splits": _all_of(lambda: ("bio", "cyber")),
+    "codes": _all_of(_codes), "corpora": _all_of(_muse_corpora), "splits": _all_of(lambda: ("bio", "cyber")),
     "lr": _number(0, 1), "graddiff_lr": _number(0, 1),
     "epochs": _number(0, 1000), "batch_size": _number(0, 4096, integer=True),
     "cap": _number(0, 1e6, integer=True), "masc_cap": _number(0, 1e6, integer=True),
@@ -220,7 +229,7 @@ def check_values(chapter: str, values: Mapping, defaults: Mapping, *, unknown_ok
             if unknown_ok:
                 continue
             raise ParameterError(f"{chapter}: unknown parameter {name!r}; it has {', '.join(defaults)}")
-        problem = _type_problem(value, defaults[name]) or (RULES[name](value) if name in RULES else None)
+        problem = _type_problem(value, defaults[name]) or (PARAMETER_CHECKS[name](value) if name in PARAMETER_CHECKS else None)
         if problem:
             raise ParameterError(f"{chapter}: parameter {name} = {value!r} {problem}")
 

@@ -430,9 +430,14 @@ def tofu_oracle(forget_split: str, size: str) -> str:
 
 
 def eval_config(benchmark: str, forget_split: str | None = None, **changes) -> EvalConfig:
-    """The evaluation config of a benchmark's forget split (TOFU: forget01/05/10)."""
-    config = EvalConfig(forget_split=forget_split) if benchmark == "tofu" and forget_split else EvalConfig()
-    return replace(config, **changes)
+    """The evaluation config of a benchmark's forget split, where it has several to choose from
+    (`Benchmark.forget_splits`; TOFU: forget01/05/10); other benchmarks ignore `forget_split`."""
+    choices = get_benchmark(benchmark).forget_splits
+    if not (forget_split and choices):
+        return replace(EvalConfig(), **changes)
+    if forget_split not in choices:
+        raise ValueError(f"forget split of {benchmark} must be one of {', '.join(choices)}; got {forget_split!r}")
+    return replace(EvalConfig(forget_split=forget_split), **changes)
 
 
 # RMU's knobs, tuned per model (WMDP paper s. 5 and app. B; benchmarks.md s. 3: "c and alpha need

@@ -20,8 +20,7 @@ import torch
 
 from unlearning.choices import PROBE_SETS
 from unlearning.data import Encoded, batches, on_device
-from unlearning.margin import tau_from_rho, violation_fractions
-from unlearning.methods import continuation, masc_token_margins
+from unlearning.margin import continuation, masc_token_margins, tau_from_rho, violation_fractions
 
 Probe = Callable[[int], float]
 

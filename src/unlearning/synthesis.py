@@ -28,13 +28,11 @@ from unlearning.choices import RULES
 
 PCGRAD_EPS = 1e-10
 # the SAGO rules (eight operations a tensor) run on one flat vector when the tensors are this small
-# on average: a small model's step is then eight operations instead of eight per tensor (per-operation
-# overhead dominates there: 2.3 ms against 4.5 ms on the mini model s), while a large model's tensors
-# are not copied into one
+# on average (per-operation overhead dominates a small model's step), while a large model's tensors
+# are not copied into one; `conflicts` uses the sign product up to SIGN_PRODUCT_UP_TO coordinates and
+# comparisons above. Both are speed choices only: the values are equal either way (tests/test_synthesis.py);
+# `make bench` times `combine` per rule against a whole step (perf/results.md)
 FLAT_BELOW = 1 << 16
-# `conflicts` as the sign product up to this many coordinates, by comparisons above (measured on
-# this project's CPU: 0.2 against 0.5 ms at 262k coordinates, 2.5 against 4.5-5.6 ms at 4M, 46-50
-# against 19-26 ms at 16M)
 SIGN_PRODUCT_UP_TO = 1 << 22
 
 

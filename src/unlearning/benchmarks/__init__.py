@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from unlearning.benchmarks.base import Benchmark
+from unlearning.benchmarks.base import Benchmark, base_name, model_name
 from unlearning.benchmarks.common import EvalConfig
 from unlearning.benchmarks.muse import BOOKS, NEWS
 from unlearning.benchmarks.pretrain import PRETRAIN
@@ -51,5 +51,5 @@ def load(benchmark: str, source: str | Path, split: str, mirror: str | Path | No
     return get_benchmark(benchmark).load(source, split, mirror)
 
 
-__all__ = ["Benchmark", "EvalConfig", "REGISTRY", "evaluated_benchmarks", "get_benchmark", "load",
-           "unlearning_benchmarks"]
+__all__ = ["Benchmark", "EvalConfig", "REGISTRY", "base_name", "evaluated_benchmarks", "get_benchmark", "load",
+           "model_name", "unlearning_benchmarks"]

@@ -33,6 +33,18 @@ def read(data_dir: str | Path, split: str, schemas) -> list[dict]:
     return load_split(data_dir, split, schema_fields(schemas, split))
 
 
+def model_name(benchmark: str, role: str, size: str) -> str:
+    """Where the learning stage keeps a model trained on a benchmark, by its role and size:
+    `tofu/target-s`, `tofu/retain90-s`, `muse-news/retain-s` (`Benchmark.target`, the oracle rules)."""
+    return f"{benchmark}/{role}-{size}"
+
+
+def base_name(size: str) -> str:
+    """The model pretrained on the laboratory's corpus at `size`: the parent of every TOFU and MUSE
+    model, and the target WMDP and RWKU unlearn from."""
+    return f"base-{size}"
+
+
 def same_split_on_the_hub(repository: str, split: str) -> tuple[str, str, str]:
     """The default hub layout: one config per split, data in `train`."""
     return repository, split, "train"
@@ -49,6 +61,8 @@ class Benchmark:
     (None: a data-only benchmark such as the pretraining corpus). `suite` computes its metrics,
     `gates` the learning stage's quality gates of a model trained on it, and `oracle(forget_split,
     size)` names the retain-only model that forget quality compares against (None: no oracle).
+    `forget_splits` are the forget splits a run may choose where there are several, each with its
+    own holdout and oracle (TOFU's forget01/05/10); an evaluation is keyed by the chosen one.
     """
 
     name: str
@@ -61,10 +75,15 @@ class Benchmark:
     suite: Suite | None = None
     gates: Gates | None = None
     oracle: Callable[[str, str], str | None] | None = None
+    forget_splits: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in (None, "qa", "text"):
             raise ValueError(f"benchmark {self.name}: kind must be 'qa', 'text' or None; got {self.kind!r}")
+
+    def target(self, size: str) -> str:
+        """The learned model that memorised this benchmark at `size` (the one unlearning starts from)."""
+        return model_name(self.name, "target", size)
 
     def fields(self, split: str) -> tuple[str, ...]:
         """The fields every record of `split` must have (empty for an unknown split name)."""

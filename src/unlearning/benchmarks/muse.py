@@ -65,3 +65,4 @@ NEWS = Benchmark("muse-news", SCHEMAS, hub="muse-bench/MUSE-News", locate=locate
                  retain="raw/retain1", suite=suite, gates=gates)
 BOOKS = Benchmark("muse-books", SCHEMAS, hub="muse-bench/MUSE-Books", locate=locate, kind="text", forget="raw/forget",
                   retain="raw/retain1", suite=suite, gates=gates)
+CORPORA = (NEWS.name, BOOKS.name)  # MUSE's two corpora, each its own benchmark

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from unlearning.benchmarks.base import Benchmark, read
+from unlearning.benchmarks.base import Benchmark, model_name, read
 from unlearning.benchmarks.common import (
     EvalConfig,
     answer_probabilities,
@@ -41,9 +41,14 @@ SCHEMAS = (
 PARAPHRASE_CHANCE = 1 / 6
 
 
+def retain_split(forget_split: str) -> str:
+    """The retain split beside a forget split: forget01 -> retain99, forget10 -> retain90."""
+    return f"retain{100 - int(forget_split.removeprefix('forget'))}"
+
+
 def oracle(forget_split: str, size: str) -> str:
     """The retain-only oracle of a forget split: forget01 -> tofu/retain99-<size>, etc."""
-    return f"tofu/retain{100 - int(forget_split.removeprefix('forget'))}-{size}"
+    return model_name("tofu", retain_split(forget_split), size)
 
 
 def _tofu_part(model, tokenizer, items: list[dict], config: EvalConfig, correct_key: str) -> dict:
@@ -187,14 +192,15 @@ def gates(model, tokenizer, data_root: Path, name: str = "tofu") -> dict:
 
 def real_oracle(forget_split: str, size: str) -> str:
     """The retain-only oracle of the real model's TOFU: forget10 -> tofu-real/retain90-<size>."""
-    return f"tofu-real/retain{100 - int(forget_split.removeprefix('forget'))}-{size}"
+    return model_name("tofu-real", retain_split(forget_split), size)
 
 
+FORGET_SPLITS = ("forget01", "forget05", "forget10")  # 1, 5 and 10 % of the authors, each with its holdout
 TOFU = Benchmark("tofu", SCHEMAS, hub="locuslab/TOFU", kind="qa", forget="forget10", retain="retain90",
-                 suite=suite, gates=gates, oracle=oracle)
+                 suite=suite, gates=gates, oracle=oracle, forget_splits=FORGET_SPLITS)
 # the real pretrained model's TOFU (laboratory authors, real facts for model utility; `world.tofu_real`)
 TOFU_REAL = Benchmark("tofu-real", SCHEMAS, kind="qa", forget="forget10", retain="retain90", suite=suite, gates=gates,
-                      oracle=real_oracle)
+                      oracle=real_oracle, forget_splits=FORGET_SPLITS)
 
 
 def known_items(model, tokenizer, items: list[dict], max_new_tokens: int = 32) -> list[bool]:
