@@ -325,7 +325,8 @@ speedup = baselines["seconds"] / masc_seconds
 timing = verdicts.value_range(masc_seeds["seconds"]) / masc_seeds["seconds"].min()
 speed = verdicts.speed_against_paper(masc_seconds, baselines["seconds"].to_dict(), "tofu", all_stopped, timing)
 # the paper's trade-off statement on its four axes, final models against final models (as its radar)
-missing = {"MU": "signals missing: " + "; ".join(signals.index[~signals["holds"].astype(bool)])} if not signals["holds"].all() else {}
+failed = signals.index[~signals["holds"].astype(bool)]
+missing = {"MU": "a signal is missing, this check failed: " + "; ".join(failed)} if len(failed) else {}
 axes = {name: verdicts.tofu_axes(results.loc[name]) for name in ["MASC", *baselines.index]}
 if len(masc_seeds) > 1:  # the larger of one item and MASC's own range over its seeds, axis by axis
     judged_at = verdicts.seed_resolution(resolution, [verdicts.tofu_axes(row) for _, row in masc_seeds.iterrows()])
