@@ -33,8 +33,8 @@ ASSIGNMENT_PAGES := book/generated/assignments/.pages
 # numbers only for one thread count). Chapters that read each other's runs execute one after another in
 # a chain (the TOFU chapters; WMDP's two), so no run is computed twice at once. Chain B starts once the
 # real checkpoint's fine-tunes are learned (chapter 14, the longest, reads them and no laboratory
-# model); chain A once the laboratory's models are; the chains are balanced by the mini profile's times. `make nb-NAME` runs one
-# chapter alone; at paper scale (one GPU) one chapter at a time.
+# model); chain A once the laboratory's models are; the chains are balanced by the mini profile's
+# times. `make nb-NAME` runs one chapter alone; at paper scale (one GPU) one chapter at a time.
 CHAPTER_JOBS ?= $(if $(filter paper,$(PROFILE)),1,2)
 CHAPTER_THREADS ?= 1
 CHAIN_A := 00-pipeline 01-world 03-margin 04-stopping 05-tofu 07-scale 08-quantization 12-beyond 10-wmdp \
