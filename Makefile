@@ -25,7 +25,7 @@ DATA_FILES := $(shell find data/$(PROFILE) -name '*.json' 2>/dev/null)
 # classroom assignments: one text source each (notebooks/assignments/A<n>-<name>.py, the instructor's
 # master); `make assignments` writes student notebooks, solutions and autograder bundles
 ASSIGNMENT_SOURCES := $(wildcard notebooks/assignments/A*-*.py)
-CLASSROOM_SRC := $(wildcard src/unlearning/classroom/*.py)
+CLASSROOM_SRC := $(wildcard src/classroom/*.py)
 ASSIGNMENT_PAGES := book/generated/assignments/.pages
 # The chapters execute CHAPTER_JOBS at a time, each kernel with one torch thread: on two cores two
 # chapters side by side finish sooner than one with two threads (small models hardly use a second
@@ -37,9 +37,9 @@ ASSIGNMENT_PAGES := book/generated/assignments/.pages
 # times. `make nb-NAME` runs one chapter alone; at paper scale (one GPU) one chapter at a time.
 CHAPTER_JOBS ?= $(if $(filter paper,$(PROFILE)),1,2)
 CHAPTER_THREADS ?= 1
-CHAIN_A := 00-pipeline 01-world 03-margin 04-stopping 05-tofu 07-scale 08-quantization 12-beyond 10-wmdp \
-  09-geometry 06-muse 13-paper-scale 11-rwku 90-api 15-rwku-real
-CHAIN_B := 14-tofu-real 02-learning
+CHAIN_A := 01-pipeline 02-world 04-margin 05-stopping 06-tofu 08-scale 09-quantization 16-beyond 11-wmdp \
+  10-geometry 07-muse 13-paper-scale 12-rwku 90-api 15-rwku-real
+CHAIN_B := 14-tofu-real 03-learning
 # the chapters that read the real checkpoint's fine-tunes and no laboratory model
 REAL_CHAPTERS := 14-tofu-real
 # goals that execute every chapter get the jobs and the chains (`make nb-NAME` runs that chapter alone)
@@ -47,8 +47,8 @@ FULL_BUILD := $(filter notebooks book book-student,$(MAKECMDGOALS))
 PARALLEL := $(if $(FULL_BUILD),-j$(CHAPTER_JOBS))
 # make publish pushes the built book to this remote's gh-pages branch
 REMOTE ?= origin
-# the classroom package does not feed the chapters
-SRC := $(filter-out src/unlearning/classroom/%,$(wildcard src/unlearning/*.py src/unlearning/*/*.py))
+# the library's sources (the classroom, its own package in src/classroom, does not feed the chapters)
+SRC := $(wildcard src/unlearning/*.py src/unlearning/*/*.py)
 
 ifeq ($(filter $(PROFILE),smoke mini paper),)
 $(error PROFILE must be smoke, mini or paper; got '$(PROFILE)')
@@ -56,7 +56,7 @@ endif
 
 # the learning stage in two parts that share nothing and train side by side: the laboratory's models
 # (every chapter reads them) and the real checkpoint's TOFU fine-tunes (chapter 14 reads them); the
-# whole manifest gathers both (chapter 2 shows every model's gates)
+# whole manifest gathers both (chapter 3 shows every model's gates)
 ifeq ($(PROFILE),paper)
 MODELS_MANIFEST :=
 LAB_MODELS :=
@@ -172,13 +172,13 @@ endif
 $(CLAIMS_PAGE): $(EXECUTED) src/unlearning/claims.py | $(INSTALLED)
 	$(BIN)/unlearning claims --profile $(PROFILE) --findings book/generated/findings --out $@
 
-# the paper-scale chapter runs the real checkpoint; chapter 2 shows every model
+# the paper-scale chapter runs the real checkpoint; chapter 3 shows every model
 book/generated/13-paper-scale.ipynb: $(REAL_MODEL)
-book/generated/02-learning.ipynb: $(MODELS_MANIFEST)
+book/generated/03-learning.ipynb: $(MODELS_MANIFEST)
 
 notebooks: $(EXECUTED) ## execute every notebook with PROFILE's parameters (only what changed)
 
-$(NOTEBOOKS:%=nb-%): nb-%: book/generated/%.ipynb ## nb-NAME runs one notebook, e.g. make nb-00-pipeline
+$(NOTEBOOKS:%=nb-%): nb-%: book/generated/%.ipynb ## nb-NAME runs one notebook, e.g. make nb-01-pipeline
 
 book: $(EXECUTED) $(CLAIMS_PAGE) $(ASSIGNMENT_PAGES) ## build the HTML book (book/_build/html/index.html)
 	$(BIN)/jupyter-book build book --warningiserror --nitpick --keep-going --quiet
@@ -187,20 +187,20 @@ book: $(EXECUTED) $(CLAIMS_PAGE) $(ASSIGNMENT_PAGES) ## build the HTML book (boo
 # the instructor edition's assignment pages (solutions folded); never executed
 $(ASSIGNMENT_PAGES): $(ASSIGNMENT_SOURCES) $(CLASSROOM_SRC) | $(INSTALLED)
 	rm -rf book/generated/assignments
-	$(BIN)/unlearning assignments --book book/generated/assignments --edition instructor
+	$(BIN)/classroom assignments --book book/generated/assignments --edition instructor
 	touch $@
 
 book-student: $(EXECUTED) $(CLAIMS_PAGE) $(ASSIGNMENT_PAGES) ## the book without solutions (build/book-student/_build/html)
-	$(BIN)/unlearning assignments --student-book build/book-student
+	$(BIN)/classroom assignments --student-book build/book-student
 	$(BIN)/jupyter-book build build/book-student --warningiserror --nitpick --keep-going --quiet
 	@echo "student edition: $(CURDIR)/build/book-student/_build/html/index.html (profile $(PROFILE))"
 
 assignments: $(INSTALLED) ## student notebooks, solutions and autograder zips under build/assignments
-	$(BIN)/unlearning assignments --out build/assignments
+	$(BIN)/classroom assignments --out build/assignments
 
 grade: $(INSTALLED) ## grade every submission in a folder: make grade A=A1 SUBMISSIONS=hand-ins (writes grades.csv there)
 	@test -n "$(A)" -a -n "$(SUBMISSIONS)" || (echo "make grade: set A=<A1..A4> and SUBMISSIONS=<folder>" >&2; exit 2)
-	$(BIN)/unlearning grade --assignment $(A) --submissions $(SUBMISSIONS)
+	$(BIN)/classroom grade --assignment $(A) --submissions $(SUBMISSIONS)
 
 publish: ## push book/_build/html to the gh-pages branch of REMOTE (default origin; a URL or path works)
 	@test -f book/_build/html/index.html || (echo "make publish: no book/_build/html/index.html: run make book first" >&2; exit 2)

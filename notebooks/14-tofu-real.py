@@ -16,7 +16,7 @@
 # # TOFU on a real pretrained model
 #
 # The laboratory's tiny models memorise their authors verbatim but hardly know anything, so in
-# {doc}`05-tofu` truth ratio, forget quality and model utility sat near their floors. Here the same
+# {doc}`06-tofu` truth ratio, forget quality and model utility sat near their floors. Here the same
 # protocol runs on a real pretrained model, SmolLM2-135M-Instruct ({doc}`13-paper-scale` shows where it comes
 # from): it already answers real questions, it learns new facts in a way that carries over to
 # paraphrased questions, and it is prompted through its own chat template.
@@ -76,7 +76,9 @@ from unlearning.benchmarks.common import EvalConfig
 from unlearning.benchmarks.tofu import known_items
 from unlearning.claims import CANNOT_TELL, record
 from unlearning.models import load_model, load_tokenizer
-from unlearning.plotting import DIVERGED, method_color, plot_quantization_dumbbell, plot_radar, use_book_style
+from unlearning.comparison import model_row, oracle_row
+from unlearning.plotting import (DIVERGED, plot_figure1, plot_quality_against_utility, plot_quantization_dumbbell,
+                                 use_book_style)
 from unlearning import recipes
 from unlearning import verdicts
 from unlearning.protocol import (PAPER_BASELINES, REAL_BASE, Lab, Protocol, eval_config, tofu_recipe, tofu_resolutions,
@@ -119,11 +121,9 @@ curation
 
 # %% tags=["hide-input"]
 oracle = lab.evaluate("tofu-real", lab.model(oracle_name), config=config)
-rows = [{"method": "Oracle", "seconds": 0.0, "steps": 0, **oracle, "forget_quality": 1.0, "privleak": 0.0},
-        {"method": "Target", "seconds": 0.0, "steps": 0,
-         **lab.evaluate("tofu-real", lab.model(target), config=config, oracle=oracle)},
-        *([{"method": "Base", "seconds": 0.0, "steps": 0,  # the checkpoint before fine-tuning: what it knew
-            **lab.evaluate("tofu-real", base_dir, config=config, oracle=oracle)}] if with_base else [])]
+rows = [oracle_row(oracle), model_row("Target", lab.evaluate("tofu-real", lab.model(target), config=config, oracle=oracle)),
+        # the checkpoint before fine-tuning: what it knew
+        *([model_row("Base", lab.evaluate("tofu-real", base_dir, config=config, oracle=oracle))] if with_base else [])]
 if not with_base:
     display(Markdown("This profile does not evaluate the checkpoint before fine-tuning (an evaluation of the real "
                      "model saved for time); `with_base` adds its row."))
@@ -137,20 +137,18 @@ cap = {"max_steps": max_steps} if max_steps else {}
 for method in methods:
     if method == "RMU":
         run_protocol, hparams = settings["RMU"]
-        runs[method] = lab.standard("tofu-real", method, target, run_protocol, forget_split=forget_split, hparams=hparams)
+        runs[method] = lab.run("tofu-real", method, target, run_protocol, forget_split=forget_split, hparams=hparams)
     else:
         runs[method] = lab.recipe_run(tofu_recipe(method), method, target, benchmark="tofu-real",
                                       forget_split=forget_split, **cap)
-    rows.append({"method": method, "seconds": runs[method]["train_seconds"] + runs[method]["probe_seconds"],
-                 "steps": runs[method]["steps"], **lab.evaluate("tofu-real", runs[method]["dir"], config=config,
-                                                                oracle=oracle)})
+    rows.append(model_row(method, lab.evaluate("tofu-real", runs[method]["dir"], config=config, oracle=oracle),
+                          runs[method]))
 results = pd.DataFrame(rows).set_index("method")
 reseeded = {seed: lab.recipe_run(tofu_recipe("MASC"), "MASC", target, benchmark="tofu-real", forget_split=forget_split,
                                  seed=seed, **cap) for seed in (seeds if "MASC" in methods else [])}
 masc_seeds = pd.DataFrame([{"seed": 0, **results.loc["MASC"].to_dict()}] + [
-    {"seed": seed, "seconds": r["train_seconds"] + r["probe_seconds"], "steps": r["steps"],
-     **lab.evaluate("tofu-real", r["dir"], config=config, oracle=oracle)} for seed, r in reseeded.items()]
-    ).set_index("seed") if "MASC" in methods else pd.DataFrame()
+    model_row("MASC", lab.evaluate("tofu-real", r["dir"], config=config, oracle=oracle), r, seed=seed)
+    for seed, r in reseeded.items()]).drop(columns="method", errors="ignore").set_index("seed") if "MASC" in methods else pd.DataFrame()
 learning = {name: json.loads((lab.model(name) / "learning.json").read_text()) for name in (target, oracle_name)}
 learned = {name: info["gates"] for name, info in learning.items()}
 
@@ -213,31 +211,11 @@ signals.style.format({"value": "{:.3g}", "oracle": "{:.3g}"}, na_rep="")
 # probes), with one torch thread while `make book` executes one other chapter beside this one. Right: the MASC paper's four axes, each oriented so that larger is better.
 
 # %% mystnb={"figure": {"caption": "TOFU on SmolLM2-135M-Instruct. Left: wall-clock time of each method's unlearning run, measured when this page was built. Right: radar of 1-ROUGE-L, 1-Prob (forget set), truth ratio and model utility; the target (black) and the retain-only oracle (grey) frame what is possible.", "name": "fig-tofu-real-figure1"}} tags=["hide-input"]
-fig = plt.figure(figsize=(11, 4.2))
-bars = fig.add_subplot(1, 2, 1)
-bars.barh(methods, results.loc[methods, "seconds"], color=[method_color(m) for m in methods])
-for y, m in enumerate(methods):
-    bars.text(results.loc[m, "seconds"], y, f" {results.loc[m, 'seconds']:.0f} s ({int(results.loc[m, 'steps'])} steps)",
-              va="center", fontsize=8)
-bars.set_xlabel("wall-clock seconds")
-bars.set_title(f"run time, {forget_split}")
-bars.set_xlim(0, results.loc[methods, "seconds"].max() * 1.45)
-radar = fig.add_subplot(1, 2, 2, projection="polar")
-axes = ["1-ROUGE-L", "1-Prob", "Truth Ratio", "MU"]
-plot_radar(radar, axes, {m: [results.loc[m, k] for k in axes] for m in ["Target", "Oracle", *methods]})
-fig.tight_layout()
+plot_figure1(results, methods, f"run time, {forget_split}", seconds_digits=0)
 plt.show()
 
 # %% mystnb={"figure": {"caption": "Forget quality (log scale) against model utility on the real model; the oracle sits at forget quality 1, the target far below it.", "name": "fig-tofu-real-fq-mu"}} tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(5.5, 4))
-for name, row in results.iterrows():
-    ax.scatter(row["model_utility"], max(row["forget_quality"], 1e-12), s=70, color=method_color(name),
-               edgecolor="black", linewidth=0.5, label=name)
-ax.set_yscale("log")
-ax.set_xlabel("model utility")
-ax.set_ylabel("forget quality (KS p-value)")
-ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(1.0, 0.0))
-fig.tight_layout()
+plot_quality_against_utility({"": results}, size=(5.5, 4))
 plt.show()
 
 # %% [markdown]
@@ -261,7 +239,7 @@ results[list(columns)].rename(columns=columns).style.format(precision=3, na_rep=
 # %% [markdown]
 # ## After 4-bit quantization
 #
-# The check of {doc}`08-quantization` on this model: the target and the unlearned models of
+# The check of {doc}`09-quantization` on this model: the target and the unlearned models of
 # `quantized_methods` (NPO+KLR, the MASC paper's strongest baseline, and MASC; each model costs two
 # evaluations) are rounded to 4 bits (NF4 and FP4, every linear weight) and their forget set asked again; knowledge that was only hidden by small weight
 # changes comes back (Zhang et al., 2024). The forget-set metrics alone are recomputed

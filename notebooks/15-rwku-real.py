@@ -15,7 +15,7 @@
 # %% [markdown]
 # # RWKU on real knowledge
 #
-# In {doc}`11-rwku` the tiny base model hardly recalls its famous people, so the SAGO grid sat on a
+# In {doc}`12-rwku` the tiny base model hardly recalls its famous people, so the SAGO grid sat on a
 # floor. Here RWKU's own recipe {cite}`jin2024rwku` runs on a real pretrained model, SmolLM2-135M-Instruct,
 # which already knows real people:
 #

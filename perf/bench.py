@@ -90,33 +90,29 @@ def time_to_quality(lab) -> dict:
     """Chapter 6's largest-split runs with their checkpoints, as the chapter computes them, and the
     fair time to a good model (`trajectory.selected_time`: a baseline pays for the evaluations that
     find its good checkpoint, MASC's probes are in its run time)."""
+    from unlearning.comparison import time_to_good_model, tofu_comparison
     from unlearning.plotting import plot_time_to_quality, use_book_style
-    from unlearning.protocol import Protocol, eval_config, tofu_oracle, tofu_resolutions, tofu_run, tune_rmu_on_tofu
-    from unlearning.trajectory import checkpoint_steps, good_model, quality_table, selected_time, time_to_quality, trajectory
+    from unlearning.protocol import Protocol, tune_rmu_on_tofu
+    from unlearning.trajectory import checkpoint_steps
 
-    p = chapter_parameters("05-tofu")
-    protocol, split, size = Protocol(), p["forget_splits"][-1], p["size"]
-    target, config = f"tofu/target-{size}", eval_config("tofu", split)
-    tuned = tune_rmu_on_tofu(lab, size, split, protocol, p["rmu_grid"]) if "RMU" in p["methods"] else None
-    budget = lab.recipe_spec("openunlearning/tofu", "GradDiff", target, forget_split=split).max_steps
+    p = chapter_parameters("06-tofu")
+    split, size = p["forget_splits"][-1], p["size"]
+    tuned = tune_rmu_on_tofu(lab, size, split, Protocol(), p["rmu_grid"]) if "RMU" in p["methods"] else None
+    budget = lab.recipe_spec("openunlearning/tofu", "GradDiff", f"tofu/target-{size}", forget_split=split).max_steps
     schedule = checkpoint_steps(budget, p["checkpoint_first"], p["checkpoint_growth"])
-    oracle = lab.evaluate("tofu", lab.model(tofu_oracle(split, size)), config=config)
-    start = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
-    criterion = good_model(oracle, tofu_resolutions(lab, "tofu", split))
-    trajectories = {}
-    for method in p["methods"]:
-        record = tofu_run(lab, method, target, split, tuned=tuned, checkpoints=schedule)
-        trajectories[method] = trajectory(lab, "tofu", record, start, config=config, oracle=oracle)
-    reached = {m: time_to_quality(points, criterion) for m, points in trajectories.items()}
-    held = {m: selected_time(points, criterion, self_stopping=(m == "MASC")) for m, points in trajectories.items()}
+    tofu = tofu_comparison(lab, size, [split], p["methods"], tuned=tuned, checkpoints=schedule, checkpoint_split=split)
+    main = tofu.split(split)
+    start = main.loc["Target"].drop(["split", "seconds", "steps"]).to_dict()
+    quality = time_to_good_model(lab, "tofu", split, {m: tofu.records[split, m] for m in p["methods"]}, start,
+                                 tofu.oracles[split])
+    held = quality.held
     others = {m: t for m, t in held.items() if m != "MASC" and t is not None}
     fastest = min(others, key=others.get) if others else None
     ratio = others[fastest] / max(held["MASC"], 1e-9) if fastest and held.get("MASC") is not None else None
     use_book_style()
-    figure = plot_time_to_quality(trajectories, {**oracle, "forget_quality": 1.0}, criterion, reached)
+    figure = plot_time_to_quality(quality.trajectories, main.loc["Oracle"], quality.criterion, quality.reached)
     figure.savefig(HERE / "time_to_quality.png", bbox_inches="tight")
-    rows = [{**row, "holds a good model at (s)": held[row["method"]]} for row in quality_table(trajectories, reached)]
-    return {"criterion": criterion.describe(), "schedule": list(schedule), "rows": rows,
+    return {"criterion": quality.criterion.describe(), "schedule": list(schedule), "rows": quality.table(),
             "masc_ratio": ratio, "fastest_baseline": fastest}
 
 

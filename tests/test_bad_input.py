@@ -77,7 +77,6 @@ CASES = [
     ("unknown world profile", lambda b: ["world", "--profile", "huge", "--out", str(b / "w")], "profile must be one of"),
     ("unknown evaluate benchmark", lambda b: ["evaluate", "--benchmark", "nope", "--data", str(b / "tofu"),
                                               "--model", str(b / "model")], "benchmark must be one of"),
-    ("unknown assignment", lambda b: ["grade", "--assignment", "A9", "--submissions", str(b)], "A9"),
     # numbers
     ("zero learning rate", lambda b: _unlearn(b, "--method", "GA", "--lr", "0"), "lr must be"),
     ("negative learning rate", lambda b: _unlearn(b, "--method", "GA", "--lr=-1e-4"), "lr must be"),
@@ -118,8 +117,6 @@ CASES = [
     # output folders
     ("store is a file", lambda b: _unlearn(b, "--method", "GA", store="a-file"), "--store: not a folder"),
     ("world output is a file", lambda b: ["world", "--profile", "smoke", "--out", str(b / "a-file")], "--out: not a folder"),
-    ("grade output in a missing folder", lambda b: ["grade", "--assignment", "A1", "--submissions", str(b / "tofu"),
-                                                    "--out", str(b / "a-file" / "grades.csv")], "--out"),
 ]
 
 
@@ -153,12 +150,12 @@ def _profile_with(tmp_path: Path, name: str, text: str) -> Path:
 
 
 YAML_CASES = [
-    ("chapter file: unknown key", "05-tofu.yaml", "profile: smoke\nsizes: s\n", "unknown parameter 'sizes'"),
-    ("chapter file: wrong type", "05-tofu.yaml", "methods: GA\n", "must be a list"),
-    ("chapter file: unknown method", "05-tofu.yaml", "methods: [NOPE]\n", "'NOPE' is not one of"),
-    ("chapter file: NaN tolerance", "04-stopping.yaml", "tolerances: [.nan]\n", "every item must be"),
-    ("chapter file: not YAML", "05-tofu.yaml", "methods: [GA\n", "not valid YAML"),
-    ("chapter file: not a mapping", "05-tofu.yaml", "- GA\n", "must hold a mapping"),
+    ("chapter file: unknown key", "06-tofu.yaml", "profile: smoke\nsizes: s\n", "unknown parameter 'sizes'"),
+    ("chapter file: wrong type", "06-tofu.yaml", "methods: GA\n", "must be a list"),
+    ("chapter file: unknown method", "06-tofu.yaml", "methods: [NOPE]\n", "'NOPE' is not one of"),
+    ("chapter file: NaN tolerance", "05-stopping.yaml", "tolerances: [.nan]\n", "every item must be"),
+    ("chapter file: not YAML", "06-tofu.yaml", "methods: [GA\n", "not valid YAML"),
+    ("chapter file: not a mapping", "06-tofu.yaml", "- GA\n", "must hold a mapping"),
     ("learn.yaml: unknown key", "learn.yaml", "sizes: [xs]\nepochz: 3\n", "unknown key 'epochz'"),
     ("learn.yaml: wrong type", "learn.yaml", "sizes: xs\n", "sizes must be a list"),
     ("learn.yaml: unknown stage setting", "learn.yaml", "sizes: [xs]\nfinetune: {epoch: 3}\n", "unknown setting 'epoch'"),
@@ -204,7 +201,7 @@ def test_notebook_parameters_are_checked_by_name_and_type(values, message):
 
     namespace = {"profile": "smoke", "size": "s", "methods": ["GA"], **values}
     with pytest.raises(ParameterError) as caught:
-        check_parameters("05-tofu", namespace)
+        check_parameters("06-tofu", namespace)
     assert message in str(caught.value)
     assert caught.value._render_traceback_() == [f"ParameterError: {caught.value}"]  # one line in a notebook
 
@@ -214,14 +211,14 @@ def test_papermill_with_a_bad_parameter_ends_in_one_line_naming_it(tmp_path):
     work, and the report's last line names the parameter."""
     import jupytext
 
-    notebook = tmp_path / "05-tofu.ipynb"
-    jupytext.write(jupytext.read(ROOT / "notebooks" / "05-tofu.py"), notebook)
+    notebook = tmp_path / "06-tofu.ipynb"
+    jupytext.write(jupytext.read(ROOT / "notebooks" / "06-tofu.py"), notebook)
     done = subprocess.run([str(Path(sys.executable).parent / "papermill"), "--cwd", str(ROOT), "--no-progress-bar",
                            "-p", "size", "x", "-p", "profile", "smoke", str(notebook), str(tmp_path / "out.ipynb")],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     report = done.stderr.strip().splitlines()
-    assert any("ParameterError: 05-tofu: parameter size = 'x' must be one of xs" in line for line in report[-5:]), done.stderr
+    assert any("ParameterError: 06-tofu: parameter size = 'x' must be one of xs" in line for line in report[-5:]), done.stderr
     executed = json.loads((tmp_path / "out.ipynb").read_text())
     ran = [c for c in executed["cells"] if c["cell_type"] == "code" and c.get("execution_count")]
     assert len(ran) <= 3  # parameters, injected parameters, the checking cell: nothing after it ran

@@ -61,8 +61,8 @@ def test_load_findings_names_missing_and_stale_claims(tmp_path):
     record("sago-tighter", "x", HELD, "mini", folder=tmp_path)
     with pytest.raises(ValueError) as error:
         load_findings(tmp_path, "smoke")
-    assert "no finding for masc-speed (05-tofu)" in str(error.value)
-    assert "sago-tighter (09-geometry: profile mini)" in str(error.value)
+    assert "no finding for masc-speed (06-tofu)" in str(error.value)
+    assert "sago-tighter (10-geometry: profile mini)" in str(error.value)
 
 
 def test_page_has_one_row_per_claim_with_link_and_verdict(tmp_path):

@@ -46,12 +46,12 @@ def test_a_run_is_computed_once_and_keyed_by_its_inputs(lab, monkeypatch):
     assert other["dir"] != first["dir"]
 
 
-def test_standard_protocol_stops_masc_by_itself_and_gives_baselines_the_epoch_budget(lab):
-    masc = lab.standard("tofu", "MASC", "tofu/target-xs", QUICK, forget_split="forget10")
+def test_the_protocol_stops_masc_by_itself_and_gives_baselines_the_epoch_budget(lab):
+    masc = lab.run("tofu", "MASC", "tofu/target-xs", QUICK, forget_split="forget10")
     assert masc["stop"]["kind"] == "violation" and masc["steps"] <= QUICK.cap
-    ga = lab.standard("tofu", "GA", "tofu/target-xs", QUICK, forget_split="forget10")
+    ga = lab.run("tofu", "GA", "tofu/target-xs", QUICK, forget_split="forget10")
     assert ga["stop"]["kind"] == "fixed" and ga["steps"] == lab.steps("tofu", QUICK.epochs, QUICK.batch_size, "forget10")
-    npo = lab.standard("tofu", "NPO", "tofu/target-xs", QUICK, forget_split="forget10", stop="violation")
+    npo = lab.run("tofu", "NPO", "tofu/target-xs", QUICK, forget_split="forget10", stop="violation")
     assert npo["stop"]["kind"] == "violation" and npo["probes"]
 
 
@@ -147,7 +147,7 @@ def test_fetch_writes_the_chapter_layout_and_skips_what_is_there(lab, world, tmp
 def test_the_command_line_with_a_chapters_settings_reads_that_chapters_record(lab, capsys):
     from unlearning.cli import main
 
-    chapter = lab.standard("tofu", "MASC", "tofu/target-xs", forget_split="forget10")  # the book's Protocol()
+    chapter = lab.run("tofu", "MASC", "tofu/target-xs", forget_split="forget10")  # the book's Protocol()
     assert chapter["stop"]["kind"] == "violation"  # MASC stops by itself by default
     code = main(["unlearn", "--benchmark", "tofu", "--data", str(lab.data / "tofu"), "--model",
                  str(lab.model("tofu/target-xs")), "--tokenizer", str(lab.tokenizer), "--method", "MASC",
@@ -178,7 +178,7 @@ def test_a_lora_run_through_the_lab_and_through_the_cli_is_one_record(lab, capsy
     pytest.importorskip("peft")
     from unlearning.cli import main
 
-    chapter = lab.standard("tofu", "NPO+KLR", "tofu/target-xs", forget_split="forget10", lora={"r": 4})
+    chapter = lab.run("tofu", "NPO+KLR", "tofu/target-xs", forget_split="forget10", lora={"r": 4})
     assert chapter["lora"] == {"r": 4}
     code = main(["unlearn", "--benchmark", "tofu", "--data", str(lab.data / "tofu"), "--model",
                  str(lab.model("tofu/target-xs")), "--tokenizer", str(lab.tokenizer), "--method", "NPO+KLR",
@@ -202,7 +202,7 @@ class _GridLab:
     def model(self, name):
         return name
 
-    def standard(self, benchmark, method, model, protocol, forget_split=None, hparams=None):
+    def run(self, benchmark, method, model, protocol, forget_split=None, hparams=None):
         assert method == "RMU" and hparams["steering_scale"] == "activation_norm"
         self.asked.append((hparams["steering"], hparams["alpha"], protocol.lr))
         return {"dir": (hparams["steering"], hparams["alpha"], protocol.lr)}

@@ -73,7 +73,7 @@ LAYERS = (
     ("runs", {"runs", "learning"}),
     ("recipes", {"recipes"}),
     ("protocol", {"protocol"}),
-    ("entry points", {"parameters", "execution", "classroom"}),
+    ("entry points", {"parameters", "execution"}),
     ("cli", {"cli"}),
 )
 
@@ -89,7 +89,7 @@ def _layer_of(module: str) -> int:
 def test_layers_import_downwards_only():
     """foundation (store, records, ...) -> margin -> data -> math (losses, synthesis, stopping) ->
     metrics -> benchmarks -> models, methods -> engine, evaluate, verdicts -> runs -> recipes ->
-    protocol -> parameters, execution, classroom -> cli: every module in one layer, imports only
+    protocol -> parameters, execution -> cli: every module in one layer, imports only
     from its own layer or below."""
     upward = sorted(f"{module} (layer {LAYERS[_layer_of(module)][0]}) imports {dep} (layer {LAYERS[_layer_of(dep)][0]})"
                     for module, deps in _imports().items() for dep in deps if _layer_of(dep) > _layer_of(module))
@@ -163,15 +163,14 @@ def test_a_method_is_one_registry_entry(target, tokenizer, world, tmp_path, monk
     import torch
 
     from unlearning import losses
-    from unlearning.methods import FORGET_OBJECTIVES, METHODS, Method
+    from unlearning.methods import METHODS, Method, retain_nll
     from unlearning.runs import RunSpec, run
 
     def forget_flat(model, batch, ctx):  # a new objective: push every answer token's log-prob down, mean over tokens
         logprobs, mask = losses.token_logprobs(model(input_ids=batch["input_ids"]).logits, batch["labels"])
         return logprobs.sum() / mask.sum()
 
-    monkeypatch.setitem(FORGET_OBJECTIVES, "flat", forget_flat)
-    monkeypatch.setitem(METHODS, "Flat", Method("Flat", "flat", "nll", {"alpha": 1.0, "gamma": 1.0}, colour="#000000"))
+    monkeypatch.setitem(METHODS, "Flat", Method("Flat", forget_flat, retain_nll, {"alpha": 1.0, "gamma": 1.0}))  # the one line
     save_model(target, tmp_path / "target")
     tokenizer.save_pretrained(tmp_path / "tok")
     record = run(RunSpec("tofu", "Flat", str(tmp_path / "target"), forget_split="forget10", max_steps=2),

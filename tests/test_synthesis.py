@@ -186,21 +186,6 @@ def test_the_conflict_test_is_the_sign_product_on_every_kind_of_value(product_up
     assert torch.equal(conflicts(a, b), torch.sign(a) * torch.sign(b) < 0)
 
 
-@pytest.mark.parametrize("rule", ["sago", "sago_additive"])
-def test_the_flat_path_of_small_tensors_equals_the_tensor_by_tensor_one(rule, monkeypatch):
-    import unlearning.synthesis as synthesis
-
-    generator = torch.Generator().manual_seed(5)
-    shapes = [(4, 3), (3,), (2, 2, 2)]
-    g_f = [torch.randn(s, generator=generator) for s in shapes]
-    g_r = [torch.randn(s, generator=generator) for s in shapes]
-    flat = combine(g_f, g_r, rule, alpha=0.7, gamma=1.3)  # 29 coordinates: the flat path
-    monkeypatch.setattr(synthesis, "FLAT_BELOW", 0)
-    per_tensor = combine(g_f, g_r, rule, alpha=0.7, gamma=1.3)
-    assert [t.shape for t in flat] == [torch.Size(s) for s in shapes]
-    assert all(torch.equal(a, b) for a, b in zip(flat, per_tensor))
-
-
 def _float64_reference_dot(a: torch.Tensor, b: torch.Tensor) -> float:
     """The slow obvious reference: the float32 inputs as exact float64 numbers, their products
     summed with math.fsum (correctly rounded), the way numbers are written on paper."""

@@ -58,7 +58,7 @@ def restricted_margin(logits, targets, k=10, beta=1.0, competitor_logits=None, d
 
 
 # %% tags=["check"]
-from unlearning.classroom import check
+from classroom import check
 
 check("1.1", restricted_margin);
 
@@ -88,7 +88,7 @@ check("1.2", masc_loss);
 # $\tau = \mathrm{logit}(0.7)$ should fall, and the library's margin should agree with yours.
 
 # %% tags=["capstone"]
-from unlearning.classroom import capstone
+from classroom import capstone
 from unlearning.margin import restricted_margin as library_margin
 
 lab = capstone.smoke_models()

@@ -56,7 +56,7 @@ def violation_rate(margins, mask, tau):
 
 
 # %% tags=["check"]
-from unlearning.classroom import check
+from classroom import check
 
 check("2.1", namespace=globals());
 
@@ -96,7 +96,7 @@ check("2.2", ViolationStop);
 # probes and your `ViolationStop` decides when to stop.
 
 # %% tags=["capstone"]
-from unlearning.classroom import capstone
+from classroom import capstone
 from unlearning.losses import masc_loss
 from unlearning.margin import restricted_margin
 

@@ -60,7 +60,7 @@ def combine(forget_grads, retain_grads, rule, alpha=1.0, gamma=1.0):
 
 
 # %% tags=["check"]
-from unlearning.classroom import check
+from classroom import check
 
 check("3.1", combine);
 
@@ -76,7 +76,7 @@ check("3.2", combine);
 # and SAGO in no coordinate.
 
 # %% tags=["capstone"]
-from unlearning.classroom import capstone
+from classroom import capstone
 
 lab = capstone.smoke_models()
 model = capstone.load(lab["target"])

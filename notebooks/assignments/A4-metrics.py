@@ -50,7 +50,7 @@ def truth_ratio(p_correct, p_perturbed):
 
 
 # %% tags=["check"]
-from unlearning.classroom import check
+from classroom import check
 
 check("4.1", truth_ratio);
 
@@ -74,7 +74,7 @@ check("4.2", forget_quality);
 # not. Your truth ratios and forget quality tell them apart, or do not at this size.
 
 # %% tags=["capstone"]
-from unlearning.classroom import capstone
+from classroom import capstone
 
 lab = capstone.smoke_models()
 ratios = {name: [truth_ratio(pc, pp) for pc, pp in capstone.option_probabilities(lab, lab[name])]

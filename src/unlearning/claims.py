@@ -38,7 +38,7 @@ class Claim:
     paper: str          # "MASC" or "SAGO"
     statement: str      # the claim in one line
     paper_value: str    # the paper's own number
-    chapter: str        # notebook name, e.g. "05-tofu"
+    chapter: str        # notebook name, e.g. "06-tofu"
     label: str          # MyST label of the section that shows the verdict
     setting: str        # where it is tested: "TOFU-mini", "real model", ...
     construction: bool = False  # a guarantee of the algorithm, checked (not a finding about the world)
@@ -47,37 +47,37 @@ class Claim:
 
 CLAIMS: tuple[Claim, ...] = (
     Claim("masc-memorise-scale", "MASC", "Larger models memorise more verbatim.",
-          "Qwen2.5 0.5B-7B (scale study, abstract)", "02-learning", "verdict-learning", "laboratory targets xs-l"),
+          "Qwen2.5 0.5B-7B (scale study, abstract)", "03-learning", "verdict-learning", "laboratory targets xs-l"),
     Claim("masc-speed", "MASC", "MASC unlearns in a fraction of the baselines' run time.",
           "≈6x faster than the fastest baseline on TOFU (SimNPO 545 s vs MASC 88 s; 4.3-9.3x within the error bars)",
-          "05-tofu", "verdict-tofu", "TOFU-mini"),
+          "06-tofu", "verdict-tofu", "TOFU-mini"),
     Claim("masc-speed-to-good-model", "MASC", "MASC holds a good model sooner than the baselines once each pays for "
           "finding it (MASC its probes, a baseline the evaluations that select its checkpoint).",
-          "not in the paper (its baselines run a fixed budget)", "05-tofu", "tofu-time-to-quality", "TOFU-mini",
+          "not in the paper (its baselines run a fixed budget)", "06-tofu", "tofu-time-to-quality", "TOFU-mini",
           beyond_paper=True),
     Claim("masc-tradeoff", "MASC", "MASC's forget/retain trade-off is competitive with the baselines'.",
-          "best or tied on 3 of 4 TOFU axes (±0.03); best model utility (0.65 vs 0.50-0.58)", "05-tofu", "verdict-tofu",
+          "best or tied on 3 of 4 TOFU axes (±0.03); best model utility (0.65 vs 0.50-0.58)", "06-tofu", "verdict-tofu",
           "TOFU-mini"),
     Claim("masc-muse", "MASC", "MASC removes MUSE's verbatim memorisation like the baselines.",
-          "VerbMem forget ≲ 0.05-0.08 for every method (News, Books)", "06-muse", "verdict-muse", "MUSE-mini"),
+          "VerbMem forget ≲ 0.05-0.08 for every method (News, Books)", "07-muse", "verdict-muse", "MUSE-mini"),
     Claim("masc-scale-invariant", "MASC", "After unlearning, forget metrics do not depend on scale while utility "
-          "grows with it.", "Qwen2.5 0.5B-7B (abstract; no per-size numbers)", "07-scale", "verdict-scale",
+          "grows with it.", "Qwen2.5 0.5B-7B (abstract; no per-size numbers)", "08-scale", "verdict-scale",
           "TOFU-mini sizes"),
     Claim("masc-quantization", "MASC", "MASC's forgetting survives 4-bit quantization.",
-          "robustness check; MUSE evaluation quantised (FP4) by default", "08-quantization", "verdict-quantization",
+          "robustness check; MUSE evaluation quantised (FP4) by default", "09-quantization", "verdict-quantization",
           "TOFU-mini"),
     Claim("sago-never-opposes", "SAGO", "PCGrad and SAGO never oppose retention: cos(g_final, g_r) ≥ 0 at every "
-          "step.", "guaranteed by construction (section 5)", "09-geometry", "verdict-geometry", "WMDP-mini gradients",
+          "step.", "guaranteed by construction (section 5)", "10-geometry", "verdict-geometry", "WMDP-mini gradients",
           construction=True),
     Claim("sago-tighter", "SAGO", "SAGO aligns the update more tightly with retention than PCGrad.",
-          "Comb-Retain cosine SAGO > PCGrad (geometry table)", "09-geometry", "verdict-geometry", "WMDP-mini gradients"),
+          "Comb-Retain cosine SAGO > PCGrad (geometry table)", "10-geometry", "verdict-geometry", "WMDP-mini gradients"),
     Claim("sago-wmdp-recovery", "SAGO", "PCGrad and SAGO recover the utility that +GD loses, at similar forgetting.",
           "WMDP-Bio MMLU recovery GA+GD 42 % → 90.5 % (SAGO); SimNPO+GD 44.6 % → 94.0 % (PCGrad) → 96.0 % (SAGO)",
-          "10-wmdp", "verdict-wmdp", "WMDP-mini"),
+          "11-wmdp", "verdict-wmdp", "WMDP-mini"),
     Claim("sago-granularity", "SAGO", "Retention rises from global PCGrad to module-wise PCGrad to SAGO.",
-          "GA+GD on WMDP-Bio: MMLU 51.0 / 53.0 / 54.1", "10-wmdp", "verdict-wmdp", "WMDP-mini"),
+          "GA+GD on WMDP-Bio: MMLU 51.0 / 53.0 / 54.1", "11-wmdp", "verdict-wmdp", "WMDP-mini"),
     Claim("sago-rwku", "SAGO", "SAGO keeps more neighbour knowledge than PCGrad on RWKU.",
-          "+3.4 to +13.3 neighbour ROUGE-L points", "11-rwku", "verdict-rwku", "RWKU-mini"),
+          "+3.4 to +13.3 neighbour ROUGE-L points", "12-rwku", "verdict-rwku", "RWKU-mini"),
     Claim("masc-speed-real", "MASC", "MASC unlearns in a fraction of the baselines' run time.",
           "≈6x faster than the fastest baseline on TOFU (4.3-9.3x within the error bars)", "14-tofu-real",
           "verdict-tofu-real", "real model, TOFU"),

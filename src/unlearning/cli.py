@@ -1,5 +1,5 @@
 """The `unlearning` command: world, rwku-real, learn, unlearn, evaluate, fetch, claims, execute,
-assignments, grade.
+check (the classroom's commands are `classroom assignments` and `classroom grade`).
 
     unlearning world --profile smoke --out data
     unlearning rwku-real --profile smoke --model models/real/smollm2-135m --out data   # committed data
@@ -7,8 +7,6 @@ assignments, grade.
     unlearning fetch --config notebooks/profiles/paper/fetch.yaml --out .   # paper scale, needs network
     unlearning unlearn --benchmark tofu-smoke --model models/smoke/tofu/target-xs --method MASC
     unlearning claims --profile smoke --out book/generated/claims.md    # after every chapter ran
-    unlearning assignments --out build/assignments       # student notebooks, solutions, autograders
-    unlearning grade --assignment A1 --submissions hand-ins/   # writes hand-ins/grades.csv
     unlearning check --profile mini     # every YAML of a profile, before anything runs
 
 Every input is checked before work starts: a wrong value exits with status 2 and one line
@@ -147,27 +145,10 @@ def _add_execute(sub) -> None:
     p.add_argument("--parameters", type=Path, required=True, help="the profile's YAML for this chapter")
 
 
-def _add_assignments(sub) -> None:
-    p = sub.add_parser("assignments", help="student notebooks, solutions and autograder bundles (or the book's pages)")
-    p.add_argument("--out", type=Path, default=Path("build/assignments"),
-                   help="folder for student/, solutions/, autograder/ (default build/assignments)")
-    p.add_argument("--book", type=Path, help="write the book's assignment pages to this folder instead")
-    p.add_argument("--edition", default="instructor", help="book pages: instructor (solutions folded) or student")
-    p.add_argument("--student-book", type=Path,
-                   help="copy book/ here as the student edition (student pages, no page sources or downloads)")
-
-
 def _add_check(sub) -> None:
     p = sub.add_parser("check", help="check a profile's YAML files (chapter parameters, learn.yaml, fetch.yaml)")
     p.add_argument("--profile", help="smoke, mini or paper (notebooks/profiles/PROFILE)")
     p.add_argument("--profile-dir", type=Path, help="a profile folder to check instead")
-
-
-def _add_grade(sub) -> None:
-    p = sub.add_parser("grade", help="grade every submission (.ipynb or .py) in a folder; writes grades.csv")
-    p.add_argument("--assignment", required=True, help="A1, A2, A3 or A4")
-    p.add_argument("--submissions", type=Path, required=True, help="folder of submissions")
-    p.add_argument("--out", type=Path, help="the CSV to write (default SUBMISSIONS/grades.csv)")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -181,7 +162,7 @@ def parser() -> argparse.ArgumentParser:
     top = _OneLineParser(prog="unlearning", description=__doc__.split("\n\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
     _add_world(sub), _add_rwku_real(sub), _add_learn(sub), _add_unlearn(sub), _add_evaluate(sub), _add_fetch(sub)
-    _add_claims(sub), _add_execute(sub), _add_assignments(sub), _add_grade(sub), _add_check(sub)
+    _add_claims(sub), _add_execute(sub), _add_check(sub)
     return top
 
 
@@ -521,19 +502,6 @@ def cmd_execute(args) -> int:
     return 0
 
 
-def cmd_assignments(args) -> None:
-    from unlearning.classroom import assignments
-
-    if args.student_book is not None:
-        print(f"student edition source: {assignments.write_student_book('book', args.student_book)}")
-        return
-    if args.book is not None:
-        written = assignments.write_book_pages(args.book, args.edition)
-    else:
-        written = assignments.build(args.out)
-    print(f"wrote {len(written)} files under {args.book or args.out}")
-
-
 def cmd_check(args) -> None:
     from unlearning.parameters import PROFILES, check_profile_files
 
@@ -545,24 +513,9 @@ def cmd_check(args) -> None:
     print(f"{len(check_profile_files(folder))} files of {folder} are well formed")
 
 
-def cmd_grade(args) -> int:
-    from unlearning.classroom.grading import exercises_of, grade_folder
-
-    exercises_of(args.assignment)  # an unknown assignment is an error before anything is read
-    if not args.submissions.is_dir():
-        raise FileNotFoundError(f"--submissions: folder not found: {args.submissions}")
-    if args.out is not None:
-        _output_folder("--out", args.out.parent)
-    csv_path, unreadable = grade_folder(args.submissions, args.assignment, args.out)
-    print(f"grades: {csv_path}")
-    for line in unreadable:
-        print(f"unlearning grade: unreadable submission: {line}", file=sys.stderr)
-    return 1 if unreadable else 0
-
-
 COMMANDS = {"world": cmd_world, "rwku-real": cmd_rwku_real, "learn": cmd_learn, "unlearn": cmd_unlearn,
             "evaluate": cmd_evaluate, "fetch": cmd_fetch, "claims": cmd_claims,
-            "execute": cmd_execute, "assignments": cmd_assignments, "grade": cmd_grade, "check": cmd_check}
+            "execute": cmd_execute, "check": cmd_check}
 INTERRUPTED = "interrupted; finished work is kept, run the command again to complete it"
 
 

@@ -1,4 +1,5 @@
-"""The method registry: name -> forget objective, retain objective and default weights.
+"""The method registry: name -> forget objective, retain objective and default weights (`METHODS`;
+a new method is its objective functions and one `Method` line).
 
 One name per method everywhere (registry key, notebook parameter, plot legend, record field).
 A method pairs a forget objective (minimised to forget) with an optional retain objective;
@@ -124,10 +125,6 @@ def rmu_parameters(model, hp: dict) -> list[torch.nn.Parameter]:
     return [layers[i].mlp.down_proj.weight for i in range(max(0, layer - 2), layer + 1)]
 
 
-FORGET_OBJECTIVES: dict[str, Objective] = {"ga": forget_ga, "npo": forget_npo, "simnpo": forget_simnpo,
-                                           "masc": forget_masc, "rmu": forget_rmu, "idk": forget_idk}
-RETAIN_OBJECTIVES: dict[str, Objective] = {"nll": retain_nll, "kl": retain_kl, "rmu": retain_rmu}
-
 MASC_DEFAULTS = {
     # self top-10, beta 1, rho 0.7, eta 0.25, cut U[0.2, 0.6] with 32/32 fallback (masc.md s.12, TOFU)
     "competitors": "self", "k": 10, "beta": 1.0, "delta": None, "rho": 0.7, "eta": 0.25,
@@ -216,12 +213,13 @@ def idk_answers(records: list[dict], seed: int) -> list[dict]:
     return idk_records(records, seed)
 
 
-REFERENCE_RETAIN = ("kl", "rmu")  # retain objectives that compare with the frozen start model
+REFERENCE_RETAIN = (retain_kl, retain_rmu)  # retain objectives that compare with the frozen start model
 
 
 @dataclass(frozen=True)
 class Method:
-    """A registry entry: its objectives by name, default hyper-parameters, and the hooks through
+    """A registry entry: its forget objective (minimised to forget) and optional retain objective,
+    each `objective(model, batch, ctx) -> loss`, default hyper-parameters, and the hooks through
     which it shapes a run, so the engine's loop never names a method.
 
     - `prepare(model, forget_examples, pad_token_id, ctx)`: state computed once before training
@@ -237,8 +235,8 @@ class Method:
     """
 
     name: str
-    forget_objective: str
-    retain_objective: str | None
+    forget: Objective
+    retain: Objective | None
     defaults: dict
     colour: str = "#777777"
     default_stop: str = "fixed"
@@ -250,17 +248,9 @@ class Method:
     names: dict = field(default_factory=dict)
 
     @property
-    def forget(self) -> Objective:
-        return FORGET_OBJECTIVES[self.forget_objective]
-
-    @property
-    def retain(self) -> Objective | None:
-        return RETAIN_OBJECTIVES[self.retain_objective] if self.retain_objective else None
-
-    @property
     def needs_reference(self) -> bool:
         """A frozen copy of the initial model is held during training (KL or RMU retain, teacher mode)."""
-        return self.retain_objective in REFERENCE_RETAIN or self.defaults.get("competitors") == "teacher"
+        return self.retain in REFERENCE_RETAIN or self.defaults.get("competitors") == "teacher"
 
     def hparams(self, **overrides) -> dict:
         """Defaults updated by `overrides`; unknown names raise a one-line ValueError."""
@@ -314,23 +304,23 @@ def validate_hparams(name: str, hp: dict) -> None:
 _GD = {"alpha": 1.0, "gamma": 1.0}
 _RMU = dict(prepare=prepare_rmu, parameters=rmu_parameters, check=check_rmu_lora)
 METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("GA", "ga", None, {"gamma": 1.0}, colour="#6BAF8A"),
-    Method("GradDiff", "ga", "nll", dict(_GD), colour="#3A9363", names={"sago": "GA+GD", "masc": "GA+GDR"}),
-    Method("GA+KLR", "ga", "kl", dict(_GD), colour="#2E7A50"),
-    Method("NPO", "npo", None, {"gamma": 1.0, "beta": 0.1}, colour="#5C86B3", prepare=prepare_npo),
-    Method("NPO+GD", "npo", "nll", {**_GD, "beta": 0.1}, colour="#1F4468", prepare=prepare_npo,
+    Method("GA", forget_ga, None, {"gamma": 1.0}, colour="#6BAF8A"),
+    Method("GradDiff", forget_ga, retain_nll, dict(_GD), colour="#3A9363", names={"sago": "GA+GD", "masc": "GA+GDR"}),
+    Method("GA+KLR", forget_ga, retain_kl, dict(_GD), colour="#2E7A50"),
+    Method("NPO", forget_npo, None, {"gamma": 1.0, "beta": 0.1}, colour="#5C86B3", prepare=prepare_npo),
+    Method("NPO+GD", forget_npo, retain_nll, {**_GD, "beta": 0.1}, colour="#1F4468", prepare=prepare_npo,
            names={"openunlearning": "NPO"}),
-    Method("NPO+KLR", "npo", "kl", {**_GD, "beta": 0.1}, colour="#2F5D8A", prepare=prepare_npo),
+    Method("NPO+KLR", forget_npo, retain_kl, {**_GD, "beta": 0.1}, colour="#2F5D8A", prepare=prepare_npo),
     # MASC paper's SimNPO baseline (Unlearn-Simple TOFU forget10): beta 4.5, forget weight 0.125
-    Method("SimNPO", "simnpo", None, {"gamma": 1.0, "beta": 4.5, "simnpo_gamma": 0.0}, colour="#D17C2F"),
-    Method("SimNPO+GD", "simnpo", "nll", {"alpha": 1.0, "gamma": 0.125, "beta": 4.5, "simnpo_gamma": 0.0},
+    Method("SimNPO", forget_simnpo, None, {"gamma": 1.0, "beta": 4.5, "simnpo_gamma": 0.0}, colour="#D17C2F"),
+    Method("SimNPO+GD", forget_simnpo, retain_nll, {"alpha": 1.0, "gamma": 0.125, "beta": 4.5, "simnpo_gamma": 0.0},
            colour="#B8651F"),
     # RMU (WMDP paper): hook the middle layer, train its and the two previous down-projections,
     # steering c and retain weight alpha need per-model tuning (official Zephyr: c 6.5, alpha 1200)
-    Method("RMU", "rmu", "rmu", {"gamma": 1.0, "alpha": 100.0, "steering": 6.5, "steering_scale": "absolute",
-                                 "layer": None, "tokens": "all", "train_scope": "rmu"}, colour="#7B4FA0", **_RMU),
-    Method("IdkNLL", "idk", "nll", dict(_GD), colour="#8C8C8C", forget_records=idk_answers),
-    Method("MASC", "masc", "kl", dict(MASC_DEFAULTS), colour="#C84545", default_stop="violation",
+    Method("RMU", forget_rmu, retain_rmu, {"gamma": 1.0, "alpha": 100.0, "steering": 6.5, "steering_scale": "absolute",
+                                           "layer": None, "tokens": "all", "train_scope": "rmu"}, colour="#7B4FA0", **_RMU),
+    Method("IdkNLL", forget_idk, retain_nll, dict(_GD), colour="#8C8C8C", forget_records=idk_answers),
+    Method("MASC", forget_masc, retain_kl, dict(MASC_DEFAULTS), colour="#C84545", default_stop="violation",
            probe_settings=masc_probe_settings),
 )}
 

@@ -173,7 +173,7 @@ PARAMETER_CHECKS: dict[str, Callable] = {
     "answer_tokens": _number(0, 4096, integer=True), "curation_checked": _number(0, 1e6, integer=True, low_open=False),
     # chapter 13's measured runs: any of its default variants
     "variants": _all_of(lambda: tuple(defaults_of("13-paper-scale")["variants"])),
-    # time to a good model (chapter 5): the checkpoint schedule (the criterion is one item of resolution)
+    # time to a good model (chapter 6): the checkpoint schedule (the criterion is one item of resolution)
     "checkpoint_first": _number(0, 1e6, integer=True), "checkpoint_growth": _number(1, 100),
 }
 

@@ -115,7 +115,7 @@ def plot_radar(ax, axes: Sequence[str], series: dict[str, Sequence[float]], ylim
     return ax
 
 
-# update rules of the SAGO paper (chapters 9-12): colour per rule, marker per variant (its Fig. 3)
+# update rules of the SAGO paper (chapters 10-12 and 15): colour per rule, marker per variant (its Fig. 3)
 RULE_COLORS = {"-": "#8C8C8C", "sum": "#2F5D8A", "pcgrad_global": "#7FB3D5", "pcgrad": "#3A9363",
                "sago": "#C84545", "sago_additive": "#E39A9A"}
 VARIANT_MARKERS = {"forget-only": "o", "+GD": "s", "+GD+pcgrad_global": "v", "+GD+pcgrad": "^", "+GD+sago": "*",
@@ -224,5 +224,47 @@ def plot_time_to_quality(trajectories: dict[str, Sequence[dict]], oracle: dict, 
         ax.set_xlabel("seconds into the run")
         ax.set_title(label)
     axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+RADAR_AXES = ("1-ROUGE-L", "1-Prob", "Truth Ratio", "MU")  # the MASC paper's Figure 1 axes, larger is better
+
+
+def plot_figure1(results, methods: Sequence[str], title: str, seconds_digits: int = 1):
+    """The MASC paper's Figure 1 in miniature from a results table indexed by method (it holds
+    "Target", "Oracle" and every method of `methods`): left, each run's wall-clock seconds and
+    steps; right, the radar of `RADAR_AXES` with the target and the oracle. Returns the figure."""
+    fig = plt.figure(figsize=(11, 4.2))
+    bars = fig.add_subplot(1, 2, 1)
+    seconds = results.loc[list(methods), "seconds"]
+    bars.barh(list(methods), seconds, color=[method_color(m) for m in methods])
+    for y, m in enumerate(methods):
+        bars.text(seconds[m], y, f" {seconds[m]:.{seconds_digits}f} s ({int(results.loc[m, 'steps'])} steps)",
+                  va="center", fontsize=8)
+    bars.set_xlabel("wall-clock seconds")
+    bars.set_title(title)
+    bars.set_xlim(0, seconds.max() * 1.45)
+    radar = fig.add_subplot(1, 2, 2, projection="polar")
+    plot_radar(radar, RADAR_AXES, {m: [results.loc[m, k] for k in RADAR_AXES] for m in ["Target", "Oracle", *methods]})
+    fig.tight_layout()
+    return fig
+
+
+def plot_quality_against_utility(panels: dict, size: tuple[float, float] = (4, 3.6)):
+    """TOFU's summary: forget quality (the KS p-value, log scale) against model utility, one panel
+    per title of `panels` (title -> results table with a "method" column or index). Returns the figure."""
+    fig, axs = plt.subplots(1, len(panels), figsize=(size[0] * len(panels), size[1]), squeeze=False)
+    for ax, (title, table) in zip(axs[0], panels.items()):
+        rows = table.reset_index() if "method" not in table.columns else table
+        for _, row in rows.iterrows():
+            ax.scatter(row["model_utility"], max(row["forget_quality"], 1e-12), s=60, color=method_color(row["method"]),
+                       edgecolor="black", linewidth=0.5, label=row["method"])
+        ax.set_yscale("log")
+        ax.set_xlabel("model utility")
+        if title:
+            ax.set_title(title)
+    axs[0][0].set_ylabel("forget quality (KS p-value)")
+    axs[0][-1].legend(fontsize=7, loc="lower left", bbox_to_anchor=(1.0, 0.0))
     fig.tight_layout()
     return fig

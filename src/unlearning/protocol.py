@@ -1,7 +1,7 @@
 """The book's laboratory bench: a profile's data, models and run store, and the protocol every
 chapter shares, so runs match (and are reused) across chapters and the command line.
 
-A chapter asks for "NPO on tofu forget05 from target-s"; `Lab.standard` builds the run's
+A chapter asks for "NPO on tofu forget05 from target-s"; `Lab.run` builds the run's
 `RunSpec` under the shared `Protocol` and `runs.run` returns its record, reading it from
 `runs/<profile>/` when the same run was done before, by this chapter, another one, or
 `unlearning unlearn` with the same settings (the 4-bit chapter reuses the TOFU chapter's
@@ -64,17 +64,18 @@ class Protocol:
                 f"per step; fixed budgets of {self.epochs:g} epoch(s) over the forget split; self-stopping runs end at "
                 f"a violation rate of {self.tolerance} (at most {self.cap} steps)")
 
-    def spec(self, benchmark: str, method: str, model: str | Path, n_forget: int, *, stop: str | None = None,
-             **options) -> RunSpec:
-        """The run of `method` under this protocol; `n_forget` sizes the epoch budget, `options`
-        go to `RunSpec` (rule, forget_split, hparams, ...)."""
+    def spec(self, benchmark: str, method: str, model: str | Path, n_forget: int, *,
+             stop: "str | StopConfig | None" = None, **options) -> RunSpec:
+        """The run of `method` under this protocol; `n_forget` sizes the epoch budget. `stop` is the
+        method's default stop when None, a kind ("violation": at `tolerance`, capped at `cap` steps;
+        "fixed": the epoch budget) or a whole StopConfig; `options` are RunSpec fields that replace
+        the protocol's (rule, forget_split, hparams, max_steps, optim, seed, ...)."""
         stop = stop or get_method(method).default_stop
-        if stop == "violation":
-            config, steps = StopConfig("violation", tolerance=self.tolerance), self.cap
-        else:
-            config, steps = StopConfig(stop), steps_for_epochs(n_forget, n_forget, self.batch_size, self.epochs)
-        return RunSpec(benchmark, method, str(model), stop=config, max_steps=steps, optim=self.optim, seed=self.seed,
-                       **options)
+        if isinstance(stop, str):
+            stop = StopConfig("violation", tolerance=self.tolerance) if stop == "violation" else StopConfig(stop)
+        steps = self.cap if stop.kind == "violation" else steps_for_epochs(n_forget, n_forget, self.batch_size, self.epochs)
+        defaults = {"max_steps": steps, "optim": self.optim, "seed": self.seed}
+        return RunSpec(benchmark, method, str(model), stop=stop, **{**defaults, **options})
 
 
 # the SAGO paper's grid (sago.md s. 9-11): three forget objectives with a GD retain term, each
@@ -160,26 +161,18 @@ class Lab:
         n_forget = self.forget_size(benchmark, forget_split)
         return steps_for_epochs(n_forget, n_forget, batch_size, epochs)
 
-    def run(self, benchmark: str, method: str, model: str, *, checkpoints: tuple[int, ...] = (), **options) -> dict:
-        """The record of one unlearning run from the learned model `model` (computed once);
-        `options` are `RunSpec` fields; `record['dir']` holds the model, `record['checkpoints']`
-        the weights kept at the steps `checkpoints` (`runs.run`)."""
-        start = self.model(model)
-        spec = RunSpec(benchmark, method, str(start), **options)
-        return self._ran(run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime,
-                             checkpoints=checkpoints), model)
-
-    def standard(self, benchmark: str, method: str, model: str, protocol: Protocol = Protocol(), *,
-                 forget_split: str | None = None, stop: str | None = None, checkpoints: tuple[int, ...] = (),
-                 **options) -> dict:
-        """A run under the shared `protocol`: methods that stop by themselves (MASC) self-stop,
-        every other runs the fixed epoch budget unless `stop="violation"`; `options` go to
-        `RunSpec` (rule, hparams, ...), `checkpoints` to `runs.run`."""
+    def run(self, benchmark: str, method: str, model: str, protocol: Protocol = Protocol(), *,
+            forget_split: str | None = None, stop: "str | StopConfig | None" = None, checkpoints: tuple[int, ...] = (),
+            **options) -> dict:
+        """The record of one unlearning run from the learned model `model` (computed once, then read
+        from the store) under `protocol`: a method that stops by itself (MASC) self-stops, every
+        other runs the fixed epoch budget, unless `stop` says otherwise; `options` are `RunSpec`
+        fields that replace the protocol's (rule, hparams, max_steps, optim, ...). `record['dir']`
+        holds the model, `record['checkpoints']` the weights kept at the steps `checkpoints`."""
         start = self.model(model)
         spec = protocol.spec(benchmark, method, start, self.forget_size(benchmark, forget_split), stop=stop,
                              forget_split=forget_split, **options)
-        return self._ran(run(spec, self.data / benchmark, self.tokenizer_for(start), self.runs, runtime=self.runtime,
-                             checkpoints=checkpoints), model)
+        return self.run_spec(spec, model, checkpoints=checkpoints)
 
     def units(self, benchmark: str, split: str, model_dir: str | Path, packing: int | None = None) -> int:
         """How many examples a split trains on: its records, or its blocks when packed with the
@@ -481,7 +474,7 @@ def tofu_run(lab: Lab, method: str, target: str, forget_split: str, *, tuned: "T
     if method == "RMU":
         if tuned is None:
             raise ValueError("RMU runs with the settings its tuning chose: pass tuned=tune_rmu_on_tofu(...)")
-        return lab.standard("tofu", method, target, tuned.protocol, forget_split=forget_split, hparams=tuned.hparams,
+        return lab.run("tofu", method, target, tuned.protocol, forget_split=forget_split, hparams=tuned.hparams,
                             checkpoints=checkpoints, **options)
     return lab.recipe_run(tofu_recipe(method), method, target, forget_split=forget_split,
                           checkpoints=() if method == "MASC" else checkpoints, **options)
@@ -495,7 +488,7 @@ def tune_rmu(lab: Lab, benchmark: str, model: str, protocol: Protocol = Protocol
     better) among those whose retain metric (`retain_metric`, higher is better) stays within
     `max_retain_drop` of the start model's; when none does, the one that keeps the retain metric
     best. Every grid run and evaluation is cached, so chapters that ask again pay nothing, and the
-    chosen run is the one `lab.standard(..., tuned.protocol, hparams=tuned.hparams)` returns."""
+    chosen run is the one `lab.run(..., tuned.protocol, hparams=tuned.hparams)` returns."""
     if not max_retain_drop >= 0:
         raise ValueError(f"max_retain_drop must be >= 0, got {max_retain_drop!r}")
     if set(grid) != set(RMU_GRID) or not all(grid[k] for k in RMU_GRID):
@@ -508,7 +501,7 @@ def tune_rmu(lab: Lab, benchmark: str, model: str, protocol: Protocol = Protocol
             for alpha in grid["alpha"]:
                 hparams = {"steering": float(steering), "steering_scale": "activation_norm", "alpha": float(alpha)}
                 run_protocol = replace(protocol, lr=protocol.lr * float(multiple))
-                record = lab.standard(benchmark, "RMU", model, run_protocol, forget_split=forget_split, hparams=hparams)
+                record = lab.run(benchmark, "RMU", model, run_protocol, forget_split=forget_split, hparams=hparams)
                 metrics = lab.evaluate(benchmark, record["dir"], config=config, oracle=oracle)
                 settings.append((hparams, run_protocol))
                 rows.append({"steering x norm": float(steering), "alpha": float(alpha), "lr": run_protocol.lr,

@@ -27,12 +27,8 @@ import torch
 from unlearning.choices import RULES
 
 PCGRAD_EPS = 1e-10
-# the SAGO rules (eight operations a tensor) run on one flat vector when the tensors are this small
-# on average (per-operation overhead dominates a small model's step), while a large model's tensors
-# are not copied into one; `conflicts` uses the sign product up to SIGN_PRODUCT_UP_TO coordinates and
-# comparisons above. Both are speed choices only: the values are equal either way (tests/test_synthesis.py);
-# `make bench` times `combine` per rule against a whole step (perf/results.md)
-FLAT_BELOW = 1 << 16
+# `conflicts` uses the sign product up to SIGN_PRODUCT_UP_TO coordinates and comparisons above (a
+# real model's embedding): a speed choice only, the values are equal either way (tests/test_synthesis.py)
 SIGN_PRODUCT_UP_TO = 1 << 22
 
 
@@ -52,8 +48,7 @@ def conflicts(g_f: torch.Tensor, g_r: torch.Tensor) -> torch.Tensor:
     conflict; a product of signs cannot underflow as g_f * g_r would on tiny coordinates.
     Up to SIGN_PRODUCT_UP_TO coordinates it is computed as written (three kernels); above, with
     comparisons (one strictly negative, the other strictly positive: five kernels on one-byte
-    masks, which move less memory), measured faster on the CPU at 16M coordinates and slower at
-    4M and below. Both give the same answer on every input, NaN and infinities included."""
+    masks, which move less memory). Both give the same answer on every input, NaN and infinities included."""
     if g_f.numel() <= SIGN_PRODUCT_UP_TO:
         return torch.sign(g_f).mul_(torch.sign(g_r)) < 0
     return ((g_f < 0) & (g_r > 0)) | ((g_f > 0) & (g_r < 0))
@@ -62,11 +57,6 @@ def conflicts(g_f: torch.Tensor, g_r: torch.Tensor) -> torch.Tensor:
 def _scaled(g: torch.Tensor, weight: float) -> torch.Tensor:
     """weight * g, without a pass over memory when the weight is 1 (the default)."""
     return g if weight == 1 else g * weight
-
-
-def _flatten(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
-    """The tensors' coordinates in one float32 vector, in order."""
-    return torch.cat([t.reshape(-1).float() for t in tensors])
 
 
 def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -100,17 +90,6 @@ def combine(
     the parameter dtype when writing it into `.grad`).
     """
     _check(forget_grads, retain_grads, rule)
-    if rule in ("sago", "sago_additive") and len(forget_grads) > 1 and \
-            sum(g.numel() for g in forget_grads) < FLAT_BELOW * len(forget_grads):
-        flat = _combine_checked([_flatten(forget_grads)], [_flatten(retain_grads)], rule, alpha, gamma)[0]
-        return [part.view(g.shape) for part, g in zip(flat.split([g.numel() for g in forget_grads]), forget_grads)]
-    return _combine_checked(forget_grads, retain_grads, rule, alpha, gamma)
-
-
-def _combine_checked(forget_grads: Sequence[torch.Tensor], retain_grads: Sequence[torch.Tensor], rule: str,
-                     alpha: float, gamma: float) -> list[torch.Tensor]:
-    """`combine` tensor by tensor, on inputs already checked (the flat path calls it too, so that
-    replacing the public `combine`, as the classroom's tripwire does, leaves it whole)."""
     f = [g.float() for g in forget_grads]
     r = [g.float() for g in retain_grads]
     if rule == "sum":
@@ -141,7 +120,7 @@ def module_group(name: str) -> str:
     return parts[-2] if parts[-1] in ("weight", "bias") and len(parts) > 1 else parts[-1]
 
 
-# the rules compared on the same gradients at every logged step (chapter 9's honest test)
+# the rules compared on the same gradients at every logged step (chapter 10's honest test)
 COMPARED_RULES = ("sum", "pcgrad_global", "pcgrad", "sago")
 
 

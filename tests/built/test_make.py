@@ -37,13 +37,13 @@ def _stale(target: str, *newer: str) -> bool:
 
 
 @pytest.mark.parametrize("chapter, changed, stale", [
-    ("10-wmdp", "data/smoke/wmdp/bio-forget-corpus.json", True),  # its data
-    ("10-wmdp", "notebooks/profiles/smoke/10-wmdp.yaml", True),  # its parameters
-    ("10-wmdp", "notebooks/10-wmdp.py", True),                   # its source
-    ("10-wmdp", "src/unlearning/metrics/choice.py", True),       # the library (its runs are then read back)
-    ("10-wmdp", "notebooks/05-tofu.py", False),                  # another chapter's source
-    ("10-wmdp", "notebooks/profiles/smoke/05-tofu.yaml", False),  # another chapter's parameters
-    ("05-tofu", "data/smoke/tofu/forget10.json", True),
+    ("11-wmdp", "data/smoke/wmdp/bio-forget-corpus.json", True),  # its data
+    ("11-wmdp", "notebooks/profiles/smoke/11-wmdp.yaml", True),  # its parameters
+    ("11-wmdp", "notebooks/11-wmdp.py", True),                   # its source
+    ("11-wmdp", "src/unlearning/metrics/choice.py", True),       # the library (its runs are then read back)
+    ("11-wmdp", "notebooks/06-tofu.py", False),                  # another chapter's source
+    ("11-wmdp", "notebooks/profiles/smoke/06-tofu.yaml", False),  # another chapter's parameters
+    ("06-tofu", "data/smoke/tofu/forget10.json", True),
 ])
 def test_an_executed_chapter_is_redone_exactly_when_what_it_depends_on_changes(chapter, changed, stale):
     target = f"book/generated/{chapter}.ipynb"
@@ -61,10 +61,10 @@ def _wait_until_held(lock: Path, holder: subprocess.Popen) -> None:
 
 
 def test_two_make_books_at_once_wait_for_each_other_and_leave_a_whole_book(tmp_path):
-    """Chapter 0 made stale (its source touched), then two `make book` started together: the
-    second waits for the first, finds chapter 0 done and executes nothing; both succeed and the
+    """Chapter 1 made stale (its source touched), then two `make book` started together: the
+    second waits for the first, finds chapter 1 done and executes nothing; both succeed and the
     page is whole."""
-    source = ROOT / "notebooks" / "00-pipeline.py"
+    source = ROOT / "notebooks" / "01-pipeline.py"
     os.utime(source)
     env = {k: v for k, v in os.environ.items() if k != "UNLEARNING_MAKE_LOCK"}
     env["MAKE_LOCK"] = str(tmp_path / "make.lock")
@@ -74,10 +74,10 @@ def test_two_make_books_at_once_wait_for_each_other_and_leave_a_whole_book(tmp_p
     second = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     outputs = [process.communicate(timeout=1200) for process in (first, second)]
     assert first.returncode == 0 and second.returncode == 0, outputs
-    executed = [out for out, _ in outputs if "unlearning execute build/notebooks/00-pipeline.ipynb" in out]
-    assert len(executed) == 1, "chapter 0 was executed once, by the first make"
+    executed = [out for out, _ in outputs if "unlearning execute build/notebooks/01-pipeline.ipynb" in out]
+    assert len(executed) == 1, "chapter 1 was executed once, by the first make"
     assert "waiting for the make already running in this checkout" in outputs[1][1]
-    page = json.loads((ROOT / "book" / "generated" / "00-pipeline.ipynb").read_text())
+    page = json.loads((ROOT / "book" / "generated" / "01-pipeline.ipynb").read_text())
     assert all(c.get("execution_count") for c in page["cells"] if c["cell_type"] == "code")
-    assert (ROOT / "book" / "_build" / "html" / "generated" / "00-pipeline.html").is_file()
-    assert not _stale("book/generated/00-pipeline.ipynb")
+    assert (ROOT / "book" / "_build" / "html" / "generated" / "01-pipeline.html").is_file()
+    assert not _stale("book/generated/01-pipeline.ipynb")

@@ -3,7 +3,7 @@
 Every Python process of the run (the `unlearning execute` command, papermill and the chapter's
 kernel) starts with a `sitecustomize` that refuses any socket connection or name lookup that
 leaves the machine and logs it; loopback stays open, since papermill talks to its kernel over it.
-The chapter (11-rwku: five unlearning runs and their evaluations) runs in a scratch copy of the
+The chapter (12-rwku: five unlearning runs and their evaluations) runs in a scratch copy of the
 smoke laboratory with an empty run store and no cached evaluation, so everything is computed,
 not read back; no hub variable (HF_HUB_OFFLINE and the like) is set, so nothing is hidden.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CHAPTER = "11-rwku"
+CHAPTER = "12-rwku"
 
 if not (ROOT / "models" / "smoke" / "manifest.json").is_file():
     pytest.skip("no smoke models (make models PROFILE=smoke)", allow_module_level=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from unlearning.classroom import assignments
+from classroom import assignments
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDENT = Path(os.environ.get("STUDENT_HTML", ROOT / "build" / "book-student" / "_build" / "html"))

@@ -23,15 +23,15 @@ from unlearning.models import save_model
 
 @pytest.fixture(scope="module")
 def chapter(world, target_state, tokenizer, tmp_path_factory):
-    """Chapter 0 (two runs, MASC and GradDiff) as the Makefile gives it to `unlearning execute`,
+    """Chapter 1 (two runs, MASC and GradDiff) as the Makefile gives it to `unlearning execute`,
     and a folder that looks like a smoke checkout to it: data, a tokenizer, a target and an oracle."""
     import jupytext
 
     from unlearning.models import build_model
 
     root = tmp_path_factory.mktemp("chapter")
-    notebook = root / "00-pipeline.ipynb"
-    jupytext.write(jupytext.read(ROOT / "notebooks" / "00-pipeline.py"), notebook)
+    notebook = root / "01-pipeline.ipynb"
+    jupytext.write(jupytext.read(ROOT / "notebooks" / "01-pipeline.py"), notebook)
     model = build_model("xs", tokenizer, seed=0)
     model.load_state_dict(target_state)
 
@@ -51,8 +51,8 @@ def _execute(notebook: Path, cwd: Path, failpoint=None, wait=True):
     if failpoint:
         env["UNLEARNING_FAILPOINT"] = failpoint
     command = [sys.executable, "-m", "unlearning.cli", "execute", str(notebook), "--out",
-               str(cwd / "book" / "generated" / "00-pipeline.ipynb"), "--profile", "smoke", "--parameters",
-               str(ROOT / "notebooks" / "profiles" / "smoke" / "00-pipeline.yaml")]
+               str(cwd / "book" / "generated" / "01-pipeline.ipynb"), "--profile", "smoke", "--parameters",
+               str(ROOT / "notebooks" / "profiles" / "smoke" / "01-pipeline.yaml")]
     if not wait:
         return subprocess.Popen(command, cwd=cwd, env=env, start_new_session=True, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
@@ -78,9 +78,9 @@ def chapter_reference(chapter):
 def test_a_chapter_whose_kernel_dies_after_one_run_leaves_no_page_and_the_rerun_does_the_rest(chapter, chapter_reference):
     notebook, checkout = chapter
     folder = checkout("kernel-killed")
-    page = folder / "book" / "generated" / "00-pipeline.ipynb"
+    page = folder / "book" / "generated" / "01-pipeline.ipynb"
     killed = _execute(notebook, folder, failpoint="run:recorded@1")  # the kernel dies right after MASC's record
-    assert killed.returncode == 1 and "00-pipeline" in killed.stderr
+    assert killed.returncode == 1 and "01-pipeline" in killed.stderr
     assert not page.exists() and not list(page.parent.glob("*.ipynb"))  # no page, no temporary file left
     assert len(stored_runs(folder / "runs" / "smoke")) == 1  # MASC's run is finished and kept
     again = _execute(notebook, folder)
@@ -92,7 +92,7 @@ def test_a_chapter_whose_kernel_dies_after_one_run_leaves_no_page_and_the_rerun_
 def test_a_chapter_killed_at_a_random_moment_is_redone_exactly(chapter, chapter_reference):
     notebook, checkout = chapter
     folder = checkout("random")
-    page = folder / "book" / "generated" / "00-pipeline.ipynb"
+    page = folder / "book" / "generated" / "01-pipeline.ipynb"
     runs, duration = chapter_reference
     # killed somewhere between a fifth and nine tenths of an uninterrupted run's time on this machine
     process = _execute(notebook, folder, wait=False)

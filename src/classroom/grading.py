@@ -6,7 +6,7 @@ a fresh namespace with a time limit; each exercise of the assignment is then gra
 (`classroom.checks`) against a reference: all checks pass -> the exercise's points, else 0 and the
 hints of the failing checks. An answer that merely calls the library is refused twice over: a
 static look at the source (names imported from `unlearning` used in, or bound to, an exercise) and,
-while the checks run, the library's own implementations replaced by a tripwire.
+while the checks run, a library that cannot be imported (`library_hidden`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import ast
 import contextlib
 import csv
 import importlib
+import importlib.abc
 import io
 import json
 import re
@@ -27,7 +28,7 @@ from types import SimpleNamespace
 
 from .checks import EXERCISES, TAKES_MODULE, Exercise
 
-# where each graded name lives in the library (the reference, and what the tripwire replaces)
+# where each graded name lives in the library (the reference)
 LIBRARY = {"restricted_margin": "unlearning.margin", "masc_loss": "unlearning.losses", "tau_from_rho": "unlearning.margin",
            "violation_rate": "unlearning.margin", "ViolationStop": "unlearning.stopping", "combine": "unlearning.synthesis",
            "truth_ratio": "unlearning.metrics.tofu", "forget_quality": "unlearning.metrics.tofu"}
@@ -40,7 +41,7 @@ class UnreadableSubmission(ValueError):
 
 
 class LibraryCalled(RuntimeError):
-    """Raised by the tripwire when a submission calls the library's implementation."""
+    """Raised when a submission imports the library while its checks run."""
 
 
 @dataclass
@@ -160,25 +161,30 @@ def _time_limit(seconds: int, what: str):
         signal.signal(signal.SIGALRM, previous)
 
 
-@contextlib.contextmanager
-def tripwire():
-    """Replace the library's graded implementations with a function that raises LibraryCalled."""
-    saved = {}
-    for name, module_name in LIBRARY.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:  # an autograder bundle graded where the library is not installed
-            continue
-        saved[(module, name)] = getattr(module, name)
+class _LibraryHidden(importlib.abc.MetaPathFinder):
+    """A finder that refuses every module of the library (the submission's imports while the checks run)."""
 
-        def trap(*args, _name=name, **kwargs):
-            raise LibraryCalled(f"{_name} called the library's implementation")
-        setattr(module, name, trap)
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "unlearning":
+            raise LibraryCalled(f"{name}: the submission imported the library")
+        return None
+
+
+@contextlib.contextmanager
+def library_hidden():
+    """While the checks run, the library cannot be imported: its modules leave `sys.modules` and a
+    finder refuses them. The reference keeps working (its functions hold their modules already) and
+    the library itself is never modified."""
+    hidden = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "unlearning"}
+    for name in hidden:
+        del sys.modules[name]
+    finder = _LibraryHidden()
+    sys.meta_path.insert(0, finder)
     try:
         yield
     finally:
-        for (module, name), value in saved.items():
-            setattr(module, name, value)
+        sys.meta_path.remove(finder)
+        sys.modules.update(hidden)
 
 
 def run_source(source: str, label: str) -> dict:
@@ -209,7 +215,7 @@ def grade_exercise(exercise: Exercise, namespace: dict, reference, refused: set[
     target = SimpleNamespace(**namespace) if exercise.key in TAKES_MODULE else namespace[exercise.name]
     for check in exercise.checks:
         try:
-            with _time_limit(TIME_LIMIT_S, f"exercise {exercise.key}"), tripwire(), \
+            with _time_limit(TIME_LIMIT_S, f"exercise {exercise.key}"), library_hidden(), \
                     contextlib.redirect_stdout(io.StringIO()):
                 hint = check(target, reference)
         except LibraryCalled as error:

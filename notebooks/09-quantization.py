@@ -20,7 +20,7 @@
 # to a 16-level grid undoes much of it. **The claim** (MASC paper): MASC's forgetting survives 4-bit
 # quantization.
 #
-# Every TOFU-mini model of {doc}`05-tofu` (largest forget split) is quantized here with the pure-torch
+# Every TOFU-mini model of {doc}`06-tofu` (largest forget split) is quantized here with the pure-torch
 # quantizer of `unlearning.quantize`: blocks of 64 weights, each scaled by its absolute maximum and
 # rounded to the nearest level of the code, every Linear layer except the output head. Two codes:
 # **NF4** (QLoRA's NormalFloat {cite}`dettmers2023qlora`, the quantization-failure paper's setting) and **FP4** (bitsandbytes'
@@ -43,7 +43,7 @@ recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearni
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("08-quantization", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("09-quantization", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 from dataclasses import replace
@@ -90,7 +90,7 @@ for name, folder in folders.items():
 results = pd.DataFrame(rows)
 
 # %% [markdown]
-# The models are those of {doc}`05-tofu`, each method with its paper's recipe (RMU, beyond the paper,
+# The models are those of {doc}`06-tofu`, each method with its paper's recipe (RMU, beyond the paper,
 # with the settings that chapter's tuning chose). Two controls show what 4-bit rounding does on its
 # own: the target and the oracle, which nobody unlearned. One contrast shows what recovery looks
 # like: GradDiff with small steps (a share of its recipe's rate, `small_update_share`), the kind of

@@ -15,11 +15,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from unlearning.classroom import assignments, grading
-from unlearning.classroom.checks import EXERCISES
-from unlearning.cli import main
+from classroom import assignments, grading
+from classroom.checks import EXERCISES
+from classroom.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "notebooks" / "assignments"
 MASTERS = {name: assignments.read_master(path) for name, path in assignments.sources(SOURCES).items()}
 
@@ -297,7 +297,7 @@ def test_the_library_itself_passes_every_check():
     "import unlearning.margin as m\nrestricted_margin = m.restricted_margin",
     "def restricted_margin(logits, targets, k=10, beta=1.0, competitor_logits=None, delta=None):\n"
     "    import unlearning.margin as m\n    return m.restricted_margin(logits, targets, k, beta)",
-    # hidden from the static look: the tripwire catches it while the checks run
+    # hidden from the static look: the hidden library refuses it while the checks run
     "import importlib\n"
     "def restricted_margin(logits, targets, k=10, beta=1.0, competitor_logits=None, delta=None):\n"
     "    return importlib.import_module('unlearning.margin').restricted_margin(logits, targets, k, beta)",
@@ -309,14 +309,25 @@ def test_answers_that_call_the_library_are_refused(answer):
     assert grades["1.2"].earned == grades["1.2"].points
 
 
-def test_the_tripwire_restores_the_library():
+def test_the_library_is_hidden_while_the_checks_run_and_left_whole():
+    import importlib
+
     from unlearning import margin
 
     original = margin.restricted_margin
-    with grading.tripwire():
+    reference = grading.library_reference()
+    with grading.library_hidden():
         with pytest.raises(grading.LibraryCalled):
-            margin.restricted_margin(None, None)
-    assert margin.restricted_margin is original
+            importlib.import_module("unlearning.margin")
+        assert float(reference.tau_from_rho(0.5)) == 0.0  # the reference keeps working
+    assert importlib.import_module("unlearning.margin") is margin and margin.restricted_margin is original
+
+
+def test_grade_refuses_an_output_under_a_file(tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")
+    assert main(["grade", "--assignment", "A1", "--submissions", str(tmp_path), "--out",
+                 str(tmp_path / "a-file" / "grades.csv")]) == 2
+    assert "--out: not a folder" in capsys.readouterr().err
 
 
 def test_student_notebooks_keep_no_solution_line():
@@ -412,56 +423,3 @@ def test_autograder_bundle_grades_without_the_repository(tmp_path):
     assert done.returncode == 0, done.stderr
     totals = {name: row["total"] for name, row in _read_csv(tmp_path / "hand-ins" / "grades.csv").items()}
     assert totals == {"alice.py": "10", "bob.ipynb": "0", "carol.py": "5", "erin.ipynb": "10"}
-
-
-def test_publishing_workflow_passes_actionlint():
-    actionlint = shutil.which("actionlint") or str(Path(sys.executable).parent / "actionlint")
-    if not Path(actionlint).exists():
-        pytest.skip("actionlint is not installed (pip install -e '.[dev]')")
-    workflows = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
-    assert workflows
-    done = subprocess.run([actionlint, *map(str, workflows)], capture_output=True, text=True, cwd=ROOT)
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
-def test_make_publish_pushes_the_html_to_gh_pages_of_a_bare_repository(tmp_path):
-    git = shutil.which("git")
-    if git is None:
-        pytest.skip("git is not installed")
-    bare, work = tmp_path / "site.git", tmp_path / "work"
-    subprocess.run([git, "init", "--bare", "--quiet", str(bare)], check=True)
-    work.mkdir()
-    shutil.copy(ROOT / "Makefile", work / "Makefile")
-    html = work / "book" / "_build" / "html"
-    html.mkdir(parents=True)
-    (html / "index.html").write_text("<html>the book</html>")
-    (html / "_static").mkdir()
-    (html / "_static" / "style.css").write_text("body {}")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    subprocess.run([git, "init", "--quiet"], cwd=work, check=True, env=env)
-    done = subprocess.run(["make", "publish", f"REMOTE={bare}", f"BIN={Path(sys.executable).parent}"],
-                          cwd=work, capture_output=True, text=True, env=env, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    files = subprocess.run([git, "--git-dir", str(bare), "ls-tree", "-r", "--name-only", "gh-pages"],
-                           capture_output=True, text=True, check=True).stdout.split()
-    assert sorted(files) == [".nojekyll", "_static/style.css", "index.html"]
-    shown = subprocess.run([git, "--git-dir", str(bare), "show", "gh-pages:index.html"], capture_output=True, text=True)
-    assert shown.stdout == "<html>the book</html>"
-
-
-def test_make_publish_refuses_without_a_built_book(tmp_path):
-    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
-    done = subprocess.run(["make", "publish", "REMOTE=nowhere"], cwd=tmp_path, capture_output=True, text=True)
-    assert done.returncode != 0 and "run make book first" in done.stderr
-
-
-def test_the_readme_opens_with_how_the_book_is_published_and_names_no_site_nothing_publishes():
-    """Issue 29: the first paragraph says the workflow publishes to the Pages of the repository it
-    runs in; no fixed github.io address, since no workflow here publishes to one."""
-    readme = (ROOT / "README.md").read_text()
-    first_paragraph = readme.split("\n\n")[0]
-    assert ".github/workflows/book.yml" in first_paragraph and "gh-pages" in first_paragraph
-    assert "github.io" not in readme
-    workflow = (ROOT / ".github" / "workflows" / "book.yml").read_text()
-    assert "make publish REMOTE=origin" in workflow and "branches: [main]" in workflow

@@ -50,49 +50,34 @@ recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearni
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("05-tofu", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("06-tofu", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
+from myst_nb import glue
 
-from unlearning import recipes
+from unlearning import recipes, verdicts
 from unlearning.claims import record
+from unlearning.comparison import time_to_good_model, tofu_comparison
 from unlearning.floors import agreeing, mark, separated
-from unlearning.plotting import DIVERGED, method_color, plot_radar, use_book_style
-from unlearning.protocol import (PAPER_BASELINES, Lab, Protocol, eval_config, tofu_oracle, tofu_recipe,
-                                 tofu_resolutions, tofu_run, tune_rmu_on_tofu)
+from unlearning.plotting import (DIVERGED, plot_figure1, plot_quality_against_utility, plot_time_to_quality,
+                                 use_book_style)
+from unlearning.protocol import PAPER_BASELINES, Lab, Protocol, tofu_recipe, tune_rmu_on_tofu
 from unlearning.trajectory import checkpoint_steps
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
-protocol = Protocol()  # RMU's (beyond the paper)
-target = f"tofu/target-{size}"
-main_split = forget_splits[-1]
+target, main_split = f"tofu/target-{size}", forget_splits[-1]
 # RMU tuned on this target (largest split), as the RMU paper tunes per model; the section below shows the grid
-if "RMU" in methods:
-    tuned = tune_rmu_on_tofu(lab, size, main_split, protocol, rmu_grid)
+tuned = tune_rmu_on_tofu(lab, size, main_split, Protocol(), rmu_grid) if "RMU" in methods else None
 # the largest split's full fine-tunes keep their weights along the way (the time-to-quality section below;
 # MASC trains LoRA adapters, whose run ends at its own stop: its final model is its point)
 budget = lab.recipe_spec("openunlearning/tofu", "GradDiff", target, forget_split=main_split).max_steps
 schedule = checkpoint_steps(budget, checkpoint_first, checkpoint_growth)
-
-
-rows, records, oracles = [], {}, {}
-for split in forget_splits:
-    config = eval_config("tofu", split)
-    oracle = oracles[split] = lab.evaluate("tofu", lab.model(tofu_oracle(split, size)), config=config)
-    rows.append({"split": split, "method": "Oracle", "seconds": 0.0, "steps": 0, **oracle,
-                 "forget_quality": 1.0, "privleak": 0.0})
-    rows.append({"split": split, "method": "Target", "seconds": 0.0, "steps": 0,
-                 **lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)})
-    for method in methods:
-        run = records[split, method] = tofu_run(lab, method, target, split, tuned=tuned if "RMU" in methods else None,
-                                                checkpoints=schedule if split == main_split else ())
-        rows.append({"split": split, "method": method, "seconds": run["train_seconds"] + run["probe_seconds"],
-                     "steps": run["steps"], **lab.evaluate("tofu", run["dir"], config=config, oracle=oracle)})
-results = pd.DataFrame(rows)
+tofu = tofu_comparison(lab, size, forget_splits, methods, tuned=tuned, checkpoints=schedule, checkpoint_split=main_split)
+results, main = tofu.results(), tofu.split(main_split)
 
 # %% [markdown]
 # ## The recipes of this page
@@ -118,21 +103,7 @@ for name in dict.fromkeys(tofu_recipe(m) for m in methods if m != "RMU"):
 # utility.
 
 # %% mystnb={"figure": {"caption": "TOFU-mini, largest forget split. Left: wall-clock time of each method's unlearning run, measured when this page was built. Right: radar of 1-ROUGE-L, 1-Prob (forget set), truth ratio and model utility; the target (black) and the retain-only oracle (grey) frame what is possible.", "name": "fig-tofu-figure1"}} tags=["hide-input"]
-main = results[results.split == main_split].set_index("method")
-fig = plt.figure(figsize=(11, 4.2))
-bars = fig.add_subplot(1, 2, 1)
-order = [m for m in methods]
-bars.barh(order, main.loc[order, "seconds"], color=[method_color(m) for m in order])
-for y, m in enumerate(order):
-    bars.text(main.loc[m, "seconds"], y, f" {main.loc[m, 'seconds']:.1f} s ({int(main.loc[m, 'steps'])} steps)",
-              va="center", fontsize=8)
-bars.set_xlabel("wall-clock seconds")
-bars.set_title(f"run time, {main_split}")
-bars.set_xlim(0, main.loc[order, "seconds"].max() * 1.45)
-radar = fig.add_subplot(1, 2, 2, projection="polar")
-axes = ["1-ROUGE-L", "1-Prob", "Truth Ratio", "MU"]
-plot_radar(radar, axes, {m: [main.loc[m, k] for k in axes] for m in ["Target", "Oracle", *methods]})
-fig.tight_layout()
+plot_figure1(main, methods, f"run time, {main_split}")
 plt.show()
 
 # %% [markdown]
@@ -153,27 +124,23 @@ plt.show()
 # its answer and its probes are already in its time.
 
 # %% tags=["hide-input"]
-from unlearning.plotting import plot_time_to_quality
-from unlearning.trajectory import good_model, quality_table, time_to_quality, trajectory
+start = main.loc["Target"].drop(["split", "seconds", "steps"]).to_dict()  # the target: every run's step 0
+quality = time_to_good_model(lab, "tofu", main_split, {m: tofu.records[main_split, m] for m in methods}, start,
+                             tofu.oracles[main_split])
+glue("checkpoint_steps", Markdown(", ".join(map(str, schedule))), display=False)
+glue("good_model", Markdown(quality.criterion.describe()), display=False)
 
-main_config = eval_config("tofu", main_split)
-start = {k: v for k, v in main.loc["Target"].items() if k not in ("split", "method", "seconds", "steps")}
-oracle_point = {**oracles[main_split], "forget_quality": 1.0}
-resolution = tofu_resolutions(lab, "tofu", main_split)  # one item of each evaluation set
-criterion = good_model(oracles[main_split], resolution)
-trajectories = {m: trajectory(lab, "tofu", records[main_split, m], start, config=main_config, oracle=oracles[main_split])
-                for m in methods}
-reached = {m: time_to_quality(points, criterion) for m, points in trajectories.items()}
-display(Markdown(f"Checkpoints at steps {', '.join(map(str, schedule))} (and each run's last step). A good model: "
-                 f"{criterion.describe()}, i.e. the oracle's forget ROUGE-L plus one forget item and its model "
-                 f"utility minus one item."))
+# %% [markdown]
+# Checkpoints at steps {glue:md}`checkpoint_steps` (and each run's last step). A good model:
+# {glue:md}`good_model`, i.e. the oracle's forget ROUGE-L plus one forget item and its model utility
+# minus one item.
 
 # %% mystnb={"figure": {"caption": "Forget quality, forget ROUGE-L and model utility of each run against the seconds it had run, from its start model through its checkpoints to its final model. The dashed line is the oracle; the green band is the forget level of a good model, the dotted red line its utility floor; a star marks where a run first met both.", "name": "fig-tofu-time-to-quality"}} tags=["hide-input"]
-fig = plot_time_to_quality(trajectories, oracle_point, criterion, reached)
+plot_time_to_quality(quality.trajectories, main.loc["Oracle"], quality.criterion, quality.reached)
 plt.show()
 
 # %% tags=["hide-input"]
-pd.DataFrame(quality_table(trajectories, reached)).set_index("method").style.format(precision=3, na_rep="never")
+pd.DataFrame(quality.table()).set_index("method").style.format(precision=3, na_rep="never")
 
 # %% [markdown]
 # ## Forget quality against model utility
@@ -182,18 +149,7 @@ pd.DataFrame(quality_table(trajectories, reached)).set_index("method").style.for
 # are indistinguishable from the oracle's) against model utility, per forget split.
 
 # %% mystnb={"figure": {"caption": "Forget quality (log scale) against model utility for each method and forget split; the oracle sits at forget quality 1.", "name": "fig-tofu-fq-mu"}} tags=["hide-input"]
-fig, axs = plt.subplots(1, len(forget_splits), figsize=(4 * len(forget_splits), 3.6), squeeze=False)
-for ax, split in zip(axs[0], forget_splits):
-    part = results[results.split == split]
-    for _, row in part.iterrows():
-        ax.scatter(row["model_utility"], max(row["forget_quality"], 1e-12), s=60, color=method_color(row["method"]),
-                   edgecolor="black", linewidth=0.5, label=row["method"])
-    ax.set_yscale("log")
-    ax.set_xlabel("model utility")
-    ax.set_title(split)
-axs[0][0].set_ylabel("forget quality (KS p-value)")
-axs[0][-1].legend(fontsize=7, loc="lower left", bbox_to_anchor=(1.0, 0.0))
-fig.tight_layout()
+plot_quality_against_utility({split: results[results.split == split] for split in forget_splits})
 plt.show()
 
 # %% [markdown]
@@ -235,37 +191,40 @@ table.style.format(precision=3, na_rep=DIVERGED).format(
 # ## Did the claim hold?
 
 # %% tags=["hide-input"]
-from unlearning import verdicts
-from unlearning.trajectory import selected_time
-
 baselines = main.loc[[m for m in methods if m in PAPER_BASELINES]]  # the comparison the paper makes
-m = main.loc["MASC"]
+m, stopped = main.loc["MASC"], bool(tofu.records[main_split, "MASC"]["stopped"])
 speedup = baselines["seconds"] / m["seconds"]
-speed = verdicts.speed_against_paper(m["seconds"], baselines["seconds"].to_dict(), "tofu",
-                                     bool(records[main_split, "MASC"]["stopped"]))
+speed = verdicts.speed_against_paper(m["seconds"], baselines["seconds"].to_dict(), "tofu", stopped)
 # the fair time to a good model: MASC's final model, or a baseline's first good checkpoint plus the evaluations that found it
-held = {name: selected_time(trajectories[name], criterion, self_stopping=(name == "MASC")) for name in ["MASC", *baselines.index]}
+held = {name: quality.held[name] for name in ["MASC", *baselines.index]}
 fair = verdicts.speed_to_good_model(held["MASC"], {b: held[b] for b in baselines.index})
 # the trade-off at matched forgetting: each baseline read at its point that forgets as much as MASC's final model
-matched = {b: verdicts.matched_point(trajectories[b], m["forget_Q_A_ROUGE"]) for b in baselines.index}
+matched = {b: verdicts.matched_point(quality.trajectories[b], m["forget_Q_A_ROUGE"]) for b in baselines.index}
 axes = {"MASC": verdicts.tofu_axes(m), **{b: verdicts.tofu_axes(p) for b, p in matched.items()}}
+resolution = quality.resolution
 tradeoff = verdicts.tofu_tradeoff(axes, resolution, floors=verdicts.axis_floors(flat))
-display(pd.DataFrame(axes).T.assign(**{"read at step": [int(m["steps"])] + [int(p["step"]) for p in matched.values()]})
-        .round(3).rename_axis("at matched forgetting"))
-display(Markdown(
-    "**Did the claims hold in miniature?** *Speed, the paper's question*: " + verdicts.speed_sentence(
-        m["seconds"], int(m["steps"]), bool(records[main_split, "MASC"]["stopped"]), baselines["seconds"].to_dict(),
-        "tofu") + ". *Time to a good "
-    "model, each paying for finding it*: " + ", ".join(f"{k} {'never' if s is None else f'{s:.1f} s'}" for k, s in held.items())
-    + ". *Trade-off at matched forgetting* (table above: each baseline read at the checkpoint whose forget ROUGE-L "
-    f"is closest to MASC's {m['forget_Q_A_ROUGE']:.2f}): {tradeoff.reason or tradeoff.verdict}. Ties are differences "
-    f"within one item ({', '.join(f'{a} {r:.3f}' for a, r in resolution.items())})."
-    + (" The columns marked above cannot move on the tiny models; those axes are not read here, and "
-       "{doc}`14-tofu-real` reads them on a real model." if flat else "")))
+held_text = ", ".join(f"{k} {'never' if s is None else f'{s:.1f} s'}" for k, s in held.items())
+for name, text in {"speed": verdicts.speed_sentence(m["seconds"], int(m["steps"]), stopped, baselines["seconds"].to_dict(),
+                                                     "tofu"),
+                   "held": held_text, "masc_rouge": f"{m['forget_Q_A_ROUGE']:.2f}", "tradeoff": tradeoff.reason or tradeoff.verdict,
+                   "resolution": ", ".join(f"{a} {r:.3f}" for a, r in resolution.items()),
+                   "flat": "The columns marked above cannot move on the tiny models; those axes are not read here, and "
+                           "{doc}`14-tofu-real` reads them on a real model." if flat else ""}.items():
+    glue(name, Markdown(text), display=False)
+pd.DataFrame(axes).T.assign(**{"read at step": [int(m["steps"])] + [int(p["step"]) for p in matched.values()]}
+                            ).round(3).rename_axis("at matched forgetting")
+
+# %% [markdown]
+# **Did the claims hold in miniature?** *Speed, the paper's question*: {glue:md}`speed`. *Time to a
+# good model, each paying for finding it*: {glue:md}`held`. *Trade-off at matched forgetting* (the
+# table above: each baseline read at the checkpoint whose forget ROUGE-L is closest to MASC's
+# {glue:md}`masc_rouge`): {glue:md}`tradeoff`. Ties are differences within one item
+# ({glue:md}`resolution`). {glue:md}`flat`
+
+# %% tags=["hide-input"]
 display(Markdown("\n\n".join([
     record("masc-speed", f"{speedup.min():.1f}x the fastest of the paper's baselines (full budgets), MASC "
-           f"{'self-stopped' if records[main_split, 'MASC']['stopped'] else 'at its cap'}", speed, profile),
-    record("masc-speed-to-good-model", ", ".join(f"{k} {'never' if s is None else f'{s:.1f} s'}" for k, s in held.items()),
-           fair, profile),
+           f"{'self-stopped' if stopped else 'at its cap'}", speed, profile),
+    record("masc-speed-to-good-model", held_text, fair, profile),
     record("masc-tradeoff", f"at matched forgetting, MU {axes['MASC']['MU']:.3f} against "
            + ", ".join(f"{b} {a['MU']:.3f}" for b, a in axes.items() if b != "MASC"), tradeoff, profile)])))

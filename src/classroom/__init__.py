@@ -7,7 +7,7 @@ Students implement the library's functions under the library's names (`restricte
 autograder bundles and book pages.
 """
 
-from unlearning.classroom.checks import EXERCISES
-from unlearning.classroom.grading import check
+from classroom.checks import EXERCISES
+from classroom.grading import check
 
 __all__ = ["EXERCISES", "check"]

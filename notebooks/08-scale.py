@@ -16,7 +16,7 @@
 # # Unlearning across scales
 #
 # **The claim** (MASC paper, scale study with Qwen2.5 0.5B-7B): larger models memorise more verbatim
-# ({doc}`02-learning`), yet after MASC the forget-set metrics come out about the same at every size
+# ({doc}`03-learning`), yet after MASC the forget-set metrics come out about the same at every size
 # (*scale-invariant*), while model utility grows with size. SimNPO is run beside it as the
 # strongest fixed-budget baseline of the paper's comparison.
 #
@@ -38,7 +38,7 @@ recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearni
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("07-scale", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("08-scale", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import json

@@ -35,7 +35,7 @@ dtype = "float32"    # or bfloat16
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("04-stopping", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("05-stopping", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -54,7 +54,7 @@ protocol = Protocol()
 config = eval_config("tofu", forget_split)
 oracle = lab.evaluate("tofu", lab.model(oracle_name), config=config)
 base = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
-masc = lab.standard("tofu", "MASC", target, protocol, forget_split=forget_split)
+masc = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split)
 stop = StopConfig(**masc["stop"])
 display(Markdown(f"Settings of this page: a trigger probe on the first {stop.trigger_size} forget sequences every "
                  f"{stop.every} steps, a confirmation on the first {stop.confirm_size}, tolerance {stop.tolerance}, "

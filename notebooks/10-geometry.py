@@ -16,7 +16,7 @@
 # # Gradient geometry
 #
 # PCGrad {cite}`yu2020pcgrad` and SAGO {cite}`xiao2026sago` change the update, not the losses. This chapter looks at the gradients
-# themselves during the WMDP-mini bio runs of {doc}`10-wmdp` (GA+GD, i.e. `GradDiff`, each rule with its
+# themselves during the WMDP-mini bio runs of {doc}`11-wmdp` (GA+GD, i.e. `GradDiff`, each rule with its
 # settings of the SAGO paper's recipe `sago/wmdp-bio`; the same runs are read back from the run
 # store), logged at every step:
 #
@@ -43,7 +43,7 @@ recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearni
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("09-geometry", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("10-geometry", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -225,7 +225,7 @@ display(Markdown(
         for o in optimizers if {(o, "sago"), (o, "pcgrad")} <= set(update_table.index)
         for f, r in [(update_table.loc[o, "mean cos(step, -g_f)"], update_table.loc[o, "mean cos(step, -g_r)"])])
     + "A rule whose steps lean to retention forgets less per step at the same budget, which bears on the "
-    "short-budget comparisons of {doc}`10-wmdp` and {doc}`11-rwku`."))
+    "short-budget comparisons of {doc}`11-wmdp` and {doc}`12-rwku`."))
 
 # %% [markdown]
 # (verdict-geometry)=

@@ -48,7 +48,7 @@ recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearni
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("10-wmdp", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("11-wmdp", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt

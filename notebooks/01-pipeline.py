@@ -38,7 +38,7 @@ dtype = "float32"    # or bfloat16
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("00-pipeline", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("01-pipeline", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -88,7 +88,7 @@ pd.DataFrame(references).set_index("name").round(3)
 # chapter asking for the same run reads this one back.
 
 # %%
-masc = lab.standard("tofu", "MASC", target, protocol, forget_split=forget_split)
+masc = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split)
 graddiff = lab.run("tofu", "GradDiff", target, forget_split=forget_split, max_steps=graddiff_steps,
                    optim=OptimConfig(lr=graddiff_lr, batch_size=protocol.batch_size), seed=protocol.seed)
 runs = {"MASC": masc, "GradDiff": graddiff}

@@ -49,7 +49,7 @@ recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearni
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("06-muse", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("07-muse", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -85,7 +85,7 @@ for corpus in corpora:
                  **lab.evaluate(corpus, lab.model(target), oracle=oracle)})
     for method in methods:
         if method == "RMU":
-            run = lab.standard(corpus, method, target, tuning[corpus].protocol, hparams=tuning[corpus].hparams)
+            run = lab.run(corpus, method, target, tuning[corpus].protocol, hparams=tuning[corpus].hparams)
         else:
             run = lab.recipe_run(muse_recipe(corpus, method), method, target)
         rows.append({"corpus": corpus, "method": method, "seconds": run["train_seconds"] + run["probe_seconds"],
@@ -128,7 +128,7 @@ plt.show()
 #
 # RMU's steering coefficient $c$ and retain weight $\alpha$ are chosen per model (the WMDP paper's
 # practice): the grid below runs from each corpus's target, and one run is kept by the stated rule.
-# As in {doc}`05-tofu`, $c$ is a multiple of the target's activation norm and the learning rate is
+# As in {doc}`06-tofu`, $c$ is a multiple of the target's activation norm and the learning rate is
 # searched too.
 
 # %% tags=["hide-input"]

@@ -32,7 +32,7 @@ data_root = "data/mini"   # a rendered world: data/<profile>
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("01-world", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("02-world", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 from pathlib import Path

@@ -28,7 +28,7 @@
 #    their forgetting?
 #
 # Both run on TOFU-mini forget10 from the main-size target, with the shared protocol, next to the
-# best runs of chapters 5 and 10's recipe (SimNPO+GD with SAGO) on the same data.
+# best runs of chapters 6 and 11's recipe (SimNPO+GD with SAGO) on the same data.
 
 # %% tags=["parameters"]
 profile = "mini"
@@ -41,7 +41,7 @@ dtype = "float32"    # or bfloat16
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("12-beyond", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("16-beyond", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -71,7 +71,7 @@ variants = [  # (label, method, rule, stop)
 ]
 rows = []
 for label, method, rule, stop in variants:
-    run = lab.standard("tofu", method, target, protocol, forget_split=forget_split, rule=rule, stop=stop)
+    run = lab.run("tofu", method, target, protocol, forget_split=forget_split, rule=rule, stop=stop)
     rows.append({"variant": label, "method": method, "rule": rule, "stop": stop, "steps": run["steps"],
                  "stopped by itself": run["stopped"], "seconds": run["train_seconds"] + run["probe_seconds"],
                  **lab.evaluate("tofu", run["dir"], config=config, oracle=oracle)})

@@ -40,7 +40,7 @@ manifest_path = "models/mini/manifest.json"   # written by `make models` (unlear
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("02-learning", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("03-learning", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import json

@@ -41,7 +41,7 @@ dtype = "float32"    # or bfloat16
 # %% tags=["remove-cell"]
 from unlearning.parameters import check_parameters
 
-check_parameters("03-margin", globals())  # every parameter, before any work: one line naming a wrong one
+check_parameters("04-margin", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -63,7 +63,7 @@ lab = Lab.for_profile(profile, device=device, dtype=dtype)
 tokenizer = load_tokenizer(lab.tokenizer)
 forget = encode_qa_split(tokenizer, load_split(lab.data / "tofu", forget_split))
 target_name, oracle_name = f"tofu/target-{size}", f"tofu/retain90-{size}"
-masc_run = lab.standard("tofu", "MASC", target_name, forget_split=forget_split)
+masc_run = lab.run("tofu", "MASC", target_name, forget_split=forget_split)
 models = {"Target": load_model(lab.model(target_name)), "Oracle": load_model(lab.model(oracle_name)),
           "MASC": load_model(masc_run["dir"])}
 pad = tokenizer.pad_token_id

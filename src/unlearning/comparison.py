@@ -1,0 +1,111 @@
+"""The MASC paper's TOFU comparison (arXiv 2606.02920, Figure 1 and its TOFU tables), as chapters 6
+and 14 and the performance harness build it.
+
+- `model_row` and `oracle_row`: the rows of a results table (a model's metrics, the seconds and
+  steps of the run that made it); the retain-only oracle compared with itself has forget quality 1
+  and no privacy leak;
+- `tofu_comparison(lab, size, ...)`: every method's run of its paper's recipe on every forget split
+  of TOFU-mini, evaluated, with the target and the oracle rows;
+- `time_to_good_model(...)`: each run's trajectory through its kept checkpoints, when it first held
+  a good model (`trajectory.good_model`) and the fair time that pays for finding it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from unlearning.benchmarks import get_benchmark
+from unlearning.protocol import Lab, eval_config, tofu_oracle, tofu_resolutions, tofu_run
+from unlearning.trajectory import Criterion, good_model, quality_table, selected_time, time_to_quality, trajectory
+
+SELF_COMPARED = {"forget_quality": 1.0, "privleak": 0.0}  # the oracle's metrics against itself
+
+
+def model_row(name: str, metrics: dict, record: dict | None = None, **labels) -> dict:
+    """One row of a results table: `name`, the seconds (training plus probes) and steps of the run
+    `record` that made the model (0 for a learned model), its `metrics`; `labels` come first
+    (the forget split, say)."""
+    seconds = record["train_seconds"] + record["probe_seconds"] if record else 0.0
+    return {**labels, "method": name, "seconds": seconds, "steps": record["steps"] if record else 0, **metrics}
+
+
+def oracle_row(oracle: dict, **labels) -> dict:
+    """The retain-only oracle's row: its own metrics, compared with itself (`SELF_COMPARED`)."""
+    return model_row("Oracle", {**oracle, **SELF_COMPARED}, **labels)
+
+
+@dataclass
+class TofuComparison:
+    """The runs and evaluations of one TOFU comparison."""
+
+    rows: list[dict]                       # per split: the oracle, the target, every method
+    records: dict = field(default_factory=dict)  # (split, method) -> run record
+    oracles: dict = field(default_factory=dict)  # split -> the oracle's metrics
+
+    def results(self):
+        """The rows as a DataFrame (columns split, method, seconds, steps and every metric)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+    def split(self, forget_split: str):
+        """One split's rows, indexed by method."""
+        frame = self.results()
+        return frame[frame.split == forget_split].set_index("method")
+
+
+def tofu_comparison(lab: Lab, size: str, forget_splits, methods, *, tuned=None, checkpoints: tuple[int, ...] = (),
+                    checkpoint_split: str | None = None) -> TofuComparison:
+    """Every method of `methods` from TOFU-mini's target of `size` on every split of `forget_splits`
+    (its paper's recipe, `protocol.tofu_run`; RMU with the settings `tuned` chose), each evaluated
+    against the split's retain-only oracle; the runs of `checkpoint_split` keep their weights at
+    `checkpoints` (the time to a good model)."""
+    target = get_benchmark("tofu").target(size)
+    comparison = TofuComparison([])
+    for split in forget_splits:
+        config = eval_config("tofu", split)
+        oracle = comparison.oracles[split] = lab.evaluate("tofu", lab.model(tofu_oracle(split, size)), config=config)
+        comparison.rows += [oracle_row(oracle, split=split),
+                            model_row("Target", lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle),
+                                      split=split)]
+        for method in methods:
+            run = comparison.records[split, method] = tofu_run(
+                lab, method, target, split, tuned=tuned, checkpoints=checkpoints if split == checkpoint_split else ())
+            comparison.rows.append(model_row(method, lab.evaluate("tofu", run["dir"], config=config, oracle=oracle), run,
+                                             split=split))
+    return comparison
+
+
+@dataclass
+class TimeToQuality:
+    """Each run's trajectory, the criterion of a good model, the first point meeting it and the
+    fair time to hold one (`trajectory.selected_time`)."""
+
+    criterion: Criterion
+    resolution: dict  # one item of each evaluation set, per radar axis (`protocol.tofu_resolutions`)
+    trajectories: dict
+    reached: dict
+    held: dict
+
+    def table(self) -> list[dict]:
+        """`trajectory.quality_table`, with the fair time of each method."""
+        return [{**row, "holds a good model at (s)": self.held[row["method"]]}
+                for row in quality_table(self.trajectories, self.reached)]
+
+
+def time_to_good_model(lab: Lab, benchmark: str, forget_split: str, records: dict, start: dict, oracle: dict, *,
+                       config=None, self_stopping=("MASC",)) -> TimeToQuality:
+    """The time to a good model of every run of `records` (method -> record) on a TOFU-format
+    benchmark: its trajectory from the start model's metrics `start` through its checkpoints, the
+    criterion from the oracle at one item of each evaluation set, and the fair time (a method in
+    `self_stopping` holds its final model; any other pays for the evaluations that find its good
+    checkpoint)."""
+    config = config or eval_config(benchmark, forget_split)
+    resolution = tofu_resolutions(lab, benchmark, forget_split)
+    criterion = good_model(oracle, resolution)
+    trajectories = {m: trajectory(lab, benchmark, record, start, config=config, oracle=oracle)
+                    for m, record in records.items()}
+    return TimeToQuality(criterion, resolution, trajectories,
+                         {m: time_to_quality(points, criterion) for m, points in trajectories.items()},
+                         {m: selected_time(points, criterion, self_stopping=m in self_stopping)
+                          for m, points in trajectories.items()})
