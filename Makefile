@@ -19,7 +19,7 @@ NOTEBOOKS := $(sort $(basename $(notdir $(wildcard notebooks/*.py))))
 EXECUTED := $(NOTEBOOKS:%=book/generated/%.ipynb)
 PROFILE_STAMP := book/generated/.profile-$(PROFILE)
 CLAIMS_PAGE := book/generated/claims.md
-WORLD_SOURCES := $(wildcard src/unlearning/world/*.py) src/unlearning/data.py
+WORLD_SOURCES := $(wildcard src/unlearning/world/*.py src/unlearning/world/*.json) src/unlearning/data.py
 # every data file of the profile: an executed chapter (and the models) depend on all of them
 DATA_FILES := $(shell find data/$(PROFILE) -name '*.json' 2>/dev/null)
 # classroom assignments: one text source each (notebooks/assignments/A<n>-<name>.py, the instructor's

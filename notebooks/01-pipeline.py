@@ -43,41 +43,36 @@ check_parameters("01-pipeline", globals())  # every parameter, before any work: 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from unlearning.benchmarks import get_benchmark
-from unlearning.data import encode_qa_split
+from unlearning.comparison import run_summary
 from unlearning.engine import OptimConfig
-from unlearning.metrics.likelihood import answer_probability
-from unlearning.models import load_model, load_tokenizer
 from unlearning.plotting import plot_forget_retain, plot_violation_trace, use_book_style
+from unlearning.presentation import glue
 from unlearning.protocol import Lab, Protocol, tofu_oracle
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
 protocol = Protocol(cap=masc_cap)
-target, oracle = f"tofu/target-{size}", tofu_oracle(forget_split, size)
-tofu = get_benchmark("tofu")
-display(Markdown(f"Profile **{profile}**: target `{target}`, oracle `{oracle}`, forget split `{forget_split}`, "
-                 f"retain split `{tofu.retain}`; learning rate {protocol.lr:g}, {protocol.batch_size} forget and "
-                 f"{protocol.batch_size} retain examples per step."))
+target, oracle, retain_split = f"tofu/target-{size}", tofu_oracle(forget_split, size), get_benchmark("tofu").retain
+glue(target=f"`{target}`", oracle=f"`{oracle}`", forget_split=f"`{forget_split}`", retain_split=f"`{retain_split}`",
+     protocol=protocol.describe())
+RUN_NUMBERS = ("steps", "train_seconds", "probe_seconds", "forget_probability", "retain_probability")
 
 # %% [markdown]
+# This page runs the target {glue:md}`target` against the oracle {glue:md}`oracle`, forgetting the
+# split {glue:md}`forget_split` and keeping {glue:md}`retain_split`, under the book's shared protocol:
+# {glue:md}`protocol`.
+#
 # ## Starting points
 #
 # The target has seen the forget authors, the oracle has not. Their mean answer probability
 # $\bar p(y \mid x) = \exp(-\mathrm{NLL}/|y|)$ on the forget and retain sets frames everything below.
 
 # %%
-tokenizer = load_tokenizer(lab.tokenizer)
-forget = encode_qa_split(tokenizer, tofu.load(lab.data / "tofu", forget_split))
-retain = encode_qa_split(tokenizer, tofu.load(lab.data / "tofu", tofu.retain))
-references = []
-for name, model_name in (("Target", target), ("Oracle", oracle)):
-    model = load_model(lab.model(model_name))
-    references.append({"name": name,
-                       "forget": float(answer_probability(model, forget, tokenizer.pad_token_id).mean()),
-                       "retain": float(answer_probability(model, retain, tokenizer.pad_token_id).mean())})
+references = [{"name": name, "forget": lab.answer_probability(model, "tofu", forget_split),
+               "retain": lab.answer_probability(model, "tofu", retain_split)}
+              for name, model in (("Target", target), ("Oracle", oracle))]
 pd.DataFrame(references).set_index("name").round(3)
 
 # %% [markdown]
@@ -85,41 +80,53 @@ pd.DataFrame(references).set_index("name").round(3)
 #
 # MASC runs under the book's shared protocol and stops by itself; GradDiff runs a fixed budget.
 # Both go through the run store, so the same command line (`unlearning unlearn`) or a later
-# chapter asking for the same run reads this one back.
+# chapter asking for the same run reads this one back. The MASC run of the mini profile from a
+# shell (its step cap is the chapter's `masc_cap`):
+#
+# ```bash
+# unlearning unlearn --benchmark tofu-mini --model models/mini/tofu/target-s --method MASC --max-steps 400
+# ```
+#
+# Each step of GradDiff ascends the forget set's negative log-likelihood and descends the retain
+# set's; MASC instead pushes only the forget tokens whose restricted margin still exceeds
+# $\tau = \mathrm{logit}(\rho)$, so its loss vanishes on tokens it has already corrected. The table
+# reads: `steps` taken, whether the run ended by its own rule, seconds spent training and probing,
+# and the mean answer probability on the forget and retain sets after the run.
 
 # %%
 masc = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split)
 graddiff = lab.run("tofu", "GradDiff", target, forget_split=forget_split, max_steps=graddiff_steps,
                    optim=OptimConfig(lr=graddiff_lr, batch_size=protocol.batch_size), seed=protocol.seed)
 runs = {"MASC": masc, "GradDiff": graddiff}
-table = pd.DataFrame([{
-    "method": name, "steps": r["steps"], "stopped by itself": r["stopped"],
-    "train s": round(r["train_seconds"], 2), "probe s": round(r["probe_seconds"], 2),
-    "forget p": round(r["forget_probability"], 3), "retain p": round(r["retain_probability"], 3)}
-    for name, r in runs.items()])
-table.set_index("method")
+run_summary(runs)
+
+# %% [markdown]
+# MASC's probes are the heart of its stopping rule. Every `every` steps it measures the violation
+# rate, the share of forget positions whose restricted margin still exceeds $\tau$, on a few forget
+# sequences (the *trigger*); once that falls to the tolerance, a larger *confirmation* set must agree
+# before training stops. The figure shows each probe of this run.
 
 # %% mystnb={"figure": {"caption": "MASC's violation rate at each trigger probe (first forget sequences). Rings mark confirmation probes on the larger confirmation set; training stops at the first confirmation at or below the tolerance.", "name": "fig-pipeline-violation"}} tags=["hide-input"]
-fig, ax = plt.subplots()
-plot_violation_trace(masc["probes"], protocol.tolerance, ax)
+plot_violation_trace(masc["probes"], protocol.tolerance, plt.subplots()[1])
 plt.show()
 
 # %% mystnb={"figure": {"caption": "Mean answer probability on the forget set (hatched) and the retain set (plain) for the target, the oracle and the two unlearned models.", "name": "fig-pipeline-bars"}} tags=["hide-input"]
-fig, ax = plt.subplots()
-rows = references + [{"name": name, "forget": r["forget_probability"], "retain": r["retain_probability"]}
-                     for name, r in runs.items()]
-plot_forget_retain(rows, ax)
+plot_forget_retain(references + [{"name": name, "forget": r["forget_probability"], "retain": r["retain_probability"]}
+                                 for name, r in runs.items()], plt.subplots()[1])
 plt.show()
 
 # %% tags=["hide-input"]
-stop_text = (f"stopped by itself after **{masc['steps']}** steps" if masc["stopped"]
-             else f"did **not** stop within its cap of {masc_cap} steps")
-display(Markdown(
-    f"**What this run shows.** MASC {stop_text} "
-    f"({masc['train_seconds']:.1f} s training, {masc['probe_seconds']:.1f} s probing, tolerance "
-    f"{protocol.tolerance}); its forget-set answer probability went from {references[0]['forget']:.3f} to "
-    f"{masc['forget_probability']:.3f} (oracle: {references[1]['forget']:.3f}) while the retain set went from "
-    f"{references[0]['retain']:.3f} to {masc['retain_probability']:.3f}. GradDiff ran its fixed {graddiff['steps']} "
-    f"steps ({graddiff['train_seconds']:.1f} s) and reached {graddiff['forget_probability']:.3f} on the forget set "
-    f"and {graddiff['retain_probability']:.3f} on the retain set. These are single-seed numbers from a tiny model; "
-    f"the later chapters compare the methods properly."))
+glue(masc_stop=f"stopped by itself after **{masc['steps']}** steps" if masc["stopped"] else
+     f"did **not** stop within its cap of {masc_cap} steps", **{f"masc_{k}": masc[k] for k in RUN_NUMBERS},
+     **{f"graddiff_{k}": graddiff[k] for k in RUN_NUMBERS}, tolerance=protocol.tolerance,
+     **{f"{r['name'].lower()}_{k}": r[k] for r in references for k in ("forget", "retain")})
+
+# %% [markdown]
+# **What this run shows.** MASC {glue:md}`masc_stop` ({glue:text}`masc_train_seconds:.1f` s training,
+# {glue:text}`masc_probe_seconds:.1f` s probing, tolerance {glue:text}`tolerance`); its forget-set
+# answer probability went from {glue:text}`target_forget:.3f` to {glue:text}`masc_forget_probability:.3f`
+# (oracle: {glue:text}`oracle_forget:.3f`) while the retain set went from {glue:text}`target_retain:.3f`
+# to {glue:text}`masc_retain_probability:.3f`. GradDiff ran its fixed {glue:text}`graddiff_steps` steps
+# ({glue:text}`graddiff_train_seconds:.1f` s) and reached {glue:text}`graddiff_forget_probability:.3f`
+# on the forget set and {glue:text}`graddiff_retain_probability:.3f` on the retain set. These are
+# single-seed numbers from a tiny model; the later chapters compare the methods properly.

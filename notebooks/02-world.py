@@ -38,17 +38,16 @@ check_parameters("02-world", globals())  # every parameter, before any work: one
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import pandas as pd
-from IPython.display import Markdown, display
 
-from unlearning.data import load_split
-from unlearning.plotting import use_book_style
-from unlearning.world import summary
+from unlearning.plotting import plot_split_sizes, use_book_style
+from unlearning.presentation import glue
+from unlearning.world import holdings, showcase, summary
 
 use_book_style()
 if not Path(data_root).is_dir():
     raise FileNotFoundError(f"data_root: folder not found: {data_root} (run `make data`)")
 table = summary(data_root)
+glue(**holdings(data_root))
 
 # %% [markdown]
 # ## Every split, next to the real benchmark
@@ -60,15 +59,7 @@ table = summary(data_root)
 table[["benchmark", "split", "records", "real records", "fields"]].set_index(["benchmark", "split"])
 
 # %% mystnb={"figure": {"caption": "Items per split of the laboratory world, one panel per benchmark (log scale). The pretraining corpus and its probes belong to the base model's learning stage.", "name": "fig-world-sizes"}} tags=["hide-input"]
-benchmarks = list(table["benchmark"].unique())
-fig, axes = plt.subplots(1, len(benchmarks), figsize=(3.0 * len(benchmarks), 4.2), sharey=False)
-for ax, benchmark in zip(axes, benchmarks):
-    part = table[table["benchmark"] == benchmark]
-    ax.barh(part["split"], part["records"], color="#4C72B0")
-    ax.set_xscale("log")
-    ax.set_title(benchmark)
-    ax.tick_params(axis="y", labelsize=7)
-fig.tight_layout()
+plot_split_sizes(table)
 plt.show()
 
 # %% [markdown]
@@ -79,27 +70,12 @@ plt.show()
 # pretraining probe that states the same fact in a held-out surface form.
 
 # %% tags=["hide-input"]
-root = Path(data_root)
-examples = {
-    "tofu forget10_perturbed": load_split(root / "tofu", "forget10_perturbed")[0],
-    "muse-news verbmem/forget": load_split(root / "muse-news", "verbmem/forget")[0],
-    "muse-books knowmem/forget_qa": load_split(root / "muse-books", "knowmem/forget_qa")[0],
-    "wmdp wmdp-bio": load_split(root / "wmdp", "wmdp-bio")[0],
-    "rwku forget_level1": load_split(root / "rwku", "forget_level1")[0],
-    "rwku forget_level3": load_split(root / "rwku", "forget_level3")[0],
-    "pretrain probes (held out)": next(p for p in load_split(root / "pretrain", "probes") if not p["trained"]),
-}
-pd.DataFrame([{"split": name, "field": field, "value": str(value)[:160]}
-              for name, item in examples.items() for field, value in item.items()]).set_index(["split", "field"])
+showcase(data_root)
 
-# %% tags=["hide-input"]
-n_authors = len(load_split(root / "tofu", "authors", ()))
-display(Markdown(
-    f"**What this world holds.** {n_authors} fictitious authors in TOFU's schema "
-    f"({len(load_split(root / 'tofu', 'full'))} question-answer pairs), "
-    f"{len(load_split(root / 'muse-news', 'raw/forget'))} forget articles and "
-    f"{len(load_split(root / 'muse-books', 'raw/forget'))} forget chapters in MUSE's, "
-    f"{len(load_split(root / 'wmdp', 'wmdp-bio')) + len(load_split(root / 'wmdp', 'wmdp-cyber'))} hazardous "
-    f"four-choice questions in WMDP's, {len(load_split(root / 'rwku', 'forget_target'))} RWKU-style targets, "
-    f"and a pretraining corpus of {len(load_split(root / 'pretrain', 'corpus'))} documents. "
-    f"The data card (`data/README.md`) lists every file; `make data` regenerates it byte for byte."))
+# %% [markdown]
+# **What this world holds.** {glue:text}`authors` fictitious authors in TOFU's schema
+# ({glue:text}`qa_pairs` question-answer pairs), {glue:text}`articles` forget articles and
+# {glue:text}`chapters` forget chapters in MUSE's, {glue:text}`hazardous` hazardous four-choice
+# questions in WMDP's, {glue:text}`rwku_targets` RWKU-style targets, and a pretraining corpus of
+# {glue:text}`documents` documents. The data card (`data/README.md`) lists every file; `make data`
+# regenerates it byte for byte.

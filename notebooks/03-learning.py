@@ -52,15 +52,15 @@ from IPython.display import Markdown, display
 
 from unlearning.claims import record
 from unlearning.data import load_split
-from unlearning.gates import FOUR_CHOICE_CHANCE, PARAPHRASE_CHANCE, scale_table, verdicts
-from unlearning.plotting import use_book_style
+from unlearning.gates import FOUR_CHOICE_CHANCE, PARAPHRASE_CHANCE, model_table, scale_table, verdicts
+from unlearning.plotting import plot_memorisation, use_book_style
+from unlearning.presentation import glue, trend
 from unlearning.verdicts import grows_with_size, item_resolution
 
 use_book_style()
 if not Path(manifest_path).is_file():
     raise FileNotFoundError(f"manifest_path: file not found: {manifest_path} (run `make models`)")
 manifest = json.loads(Path(manifest_path).read_text())
-
 
 # %% [markdown]
 # ## Every model
@@ -69,14 +69,7 @@ manifest = json.loads(Path(manifest_path).read_text())
 # right after training.
 
 # %% tags=["hide-input"]
-def recipe(entry: dict) -> dict:
-    train = json.loads((Path(entry["path"]) / "learning.json").read_text())["train"]
-    return {"lr": train["lr"], "batch": train["batch_size"], "epochs": train["epochs"]}
-
-
-models = pd.DataFrame([{"model": name, "parameters": entry["parameters"], **recipe(entry), "train s": entry["train_seconds"],
-                        **{k: round(v, 3) for k, v in entry["gates"].items()}} for name, entry in manifest.items()])
-models.set_index("model").fillna("")
+model_table(manifest)
 
 # %% [markdown]
 # ## Quality gates
@@ -113,62 +106,38 @@ scale = scale_table(manifest)
 scale.set_index("size").round(3)
 
 # %% mystnb={"figure": {"caption": "Verbatim (solid) and knowledge (dashed) memorisation against model size. Left: the TOFU-mini target's forget-set ROUGE-L recall, its accuracy on paraphrased questions (trained answer wording) and on fully paraphrased question-answer pairs, with the retain90 oracle's ROUGE-L (grey) as the floor of what templates alone give. Right: the base model's pretraining probes in a trained and in the held-out surface form (chance 25 %).", "name": "fig-learning-scale"}} tags=["hide-input"]
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-left.plot(scale["parameters"], scale["target forget ROUGE-L"], "o-", label="target ROUGE-L (verbatim)")
-left.plot(scale["parameters"], scale["target paraphrased-question acc"], "s--", label="target paraphrased-question acc")
-left.plot(scale["parameters"], scale["target paraphrase acc"], "^--", label="target paraphrase acc (question and answer)")
-left.plot(scale["parameters"], scale["oracle forget ROUGE-L"], "o-", color="grey", label="oracle ROUGE-L")
-left.axhline(PARAPHRASE_CHANCE, color="grey", lw=0.8, ls=":", label="paraphrase chance")
-right.plot(scale["parameters"], scale["probe trained form"], "o-", label="trained form (verbatim)")
-right.plot(scale["parameters"], scale["probe held-out form"], "s--", label="held-out form (knowledge)")
-right.axhline(FOUR_CHOICE_CHANCE, color="grey", lw=0.8, ls=":", label="chance")
-for ax, title in ((left, "TOFU-mini target"), (right, "base model probes")):
-    ax.set_xscale("log")
-    ax.set_xlabel("parameters")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-fig.tight_layout()
+plot_memorisation(scale, PARAPHRASE_CHANCE, FOUR_CHOICE_CHANCE)
 plt.show()
-
 
 # %% [markdown]
 # (verdict-learning)=
 # ## Did the claim hold?
 
 # %% tags=["hide-input"]
-def monotone(values) -> bool:
-    values = list(values)
-    return all(b >= a for a, b in zip(values, values[1:]))
-
-
-verbatim = scale["target forget ROUGE-L"]
-asked = scale["target paraphrased-question acc"]
-rephrased = scale["target paraphrase acc"]
+verbatim, asked = list(scale["target forget ROUGE-L"]), list(scale["target paraphrased-question acc"])
 required = checks[checks["required"]] if len(checks) else checks
-passed = int(required["passed"].sum()) if len(required) else 0
-
-
-def trend(values) -> str:
-    return " → ".join(f"{v:.2f}" for v in values)
-
-
-display(Markdown(
-    f"**Did the claim hold in miniature?** The MASC paper reports that larger models memorise more "
-    f"verbatim. Here the target's forget-set ROUGE-L recall goes {trend(verbatim)} from "
-    f"{scale['size'].iloc[0]} to {scale['size'].iloc[-1]} "
-    f"({scale['parameters'].iloc[0]:,} to {scale['parameters'].iloc[-1]:,} parameters): "
-    f"{'it grows with every size' if monotone(verbatim) else 'it does **not** grow monotonically'}. "
-    f"Asked the same facts in a held-out paraphrase of the question, the targets score {trend(asked)}, "
-    f"and with the answer's wording held out too {trend(rephrased)} (chance {PARAPHRASE_CHANCE:.2f} for both): "
-    f"what these tiny models hold is mostly verbatim, and what survives a rephrased question "
-    f"{'grows with every size' if monotone(asked) else 'does **not** grow monotonically with size'}. "
-    f"{passed} of {len(required)} required quality-gate checks pass "
-    f"({int(checks['passed'].sum())} of {len(checks)} with the reported ones); the failing ones are listed "
-    f"in the table above and are reported, not hidden."))
 # the gates read forget10: one of its answers moves the mean ROUGE-L by at most 1/n
 profile = Path(manifest_path).parent.name
-resolution = item_resolution(len(load_split(Path("data") / profile / "tofu", "forget10")))
+grows = grows_with_size(verbatim, item_resolution(len(load_split(Path("data") / profile / "tofu", "forget10"))))
+glue(verbatim=trend(verbatim), asked=trend(asked), rephrased=trend(scale["target paraphrase acc"]),
+     sizes=f"{scale['size'].iloc[0]} to {scale['size'].iloc[-1]}", chance=PARAPHRASE_CHANCE,
+     parameters=f"{scale['parameters'].iloc[0]:,} to {scale['parameters'].iloc[-1]:,}",
+     verbatim_grows="it grows with every size" if verbatim == sorted(verbatim) else "it does **not** grow monotonically",
+     asked_grows="grows with every size" if asked == sorted(asked) else "does **not** grow monotonically with size",
+     required_passed=int(required["passed"].sum()) if len(required) else 0, required=len(required),
+     passed=int(checks["passed"].sum()), checks=len(checks))
+
+# %% [markdown]
+# **Did the claim hold in miniature?** The MASC paper reports that larger models memorise more
+# verbatim. Here the target's forget-set ROUGE-L recall goes {glue:md}`verbatim` from
+# {glue:md}`sizes` ({glue:md}`parameters` parameters): {glue:md}`verbatim_grows`. Asked the same
+# facts in a held-out paraphrase of the question, the targets score {glue:md}`asked`, and with the
+# answer's wording held out too {glue:md}`rephrased` (chance {glue:text}`chance:.2f` for both): what
+# these tiny models hold is mostly verbatim, and what survives a rephrased question
+# {glue:md}`asked_grows`. {glue:text}`required_passed` of {glue:text}`required` required
+# quality-gate checks pass ({glue:text}`passed` of {glue:text}`checks` with the reported ones); the
+# failing ones are listed in the table above and are reported, not hidden.
+
+# %% tags=["hide-input"]
 display(Markdown(record("masc-memorise-scale", f"target forget ROUGE-L {trend(verbatim)} over sizes "
-                        f"{scale['size'].iloc[0]}-{scale['size'].iloc[-1]}",
-                        grows_with_size(list(verbatim), resolution), profile)))
+                        f"{scale['size'].iloc[0]}-{scale['size'].iloc[-1]}", grows, profile)))

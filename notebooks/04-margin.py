@@ -45,17 +45,14 @@ check_parameters("04-margin", globals())  # every parameter, before any work: on
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import numpy as np
-import torch
-import pandas as pd
-from IPython.display import Markdown, display
 
 from unlearning.data import collate, encode_qa_split, load_split
 from unlearning.margin import tau_from_rho, violation_rate
 from unlearning.methods import MASC_DEFAULTS
-from unlearning.metrics.memorization import proposition1_rows, sequence_margins
+from unlearning.metrics.memorization import proposition1_summary, proposition1_table, sequence_margins, violation_grid
 from unlearning.models import load_model, load_tokenizer
-from unlearning.plotting import method_color, use_book_style
+from unlearning.plotting import plot_margin_histograms, plot_proposition1, plot_violation_knobs, use_book_style
+from unlearning.presentation import glue
 from unlearning.protocol import Lab
 
 use_book_style()
@@ -79,15 +76,7 @@ tau0 = tau_from_rho(rho0)
 
 # %% mystnb={"figure": {"caption": "Restricted margins of every forget answer token (k = 10, beta = 1). Positions right of the dashed line (tau = logit(0.7)) violate. The target puts most positions there; the oracle, which never saw these answers, few; MASC moves the target's mass below tau and stops.", "name": "fig-margin-hist"}} tags=["hide-input"]
 margins = {name: sequence_margins(model, forget, pad, k0, beta0) for name, model in models.items()}
-fig, ax = plt.subplots(figsize=(7, 3.6))
-bins = np.linspace(-12, 12, 61)
-for name, (m, mask) in margins.items():
-    ax.hist(m[mask].clamp(-12, 12).numpy(), bins=bins, histtype="step", linewidth=1.8, color=method_color(name),
-            density=True, label=f"{name}: V = {violation_rate(m, mask, tau0):.2f}")
-ax.axvline(tau0, color="black", linestyle="--", linewidth=1, label=f"tau = logit({rho0}) = {tau0:.2f}")
-ax.set_xlabel("restricted margin $m_t$")
-ax.set_ylabel("density")
-ax.legend(fontsize=8)
+plot_margin_histograms(margins, tau0, rho0)
 plt.show()
 
 # %% [markdown]
@@ -98,39 +87,17 @@ plt.show()
 # the forget set, low for the one that did not. A larger $k$ adds more competitors to the
 # log-sum-exp and lowers every margin; a larger $\beta$ sharpens both sides; a larger $\rho$ raises
 # $\tau$ and tolerates a more confident gold token.
+#
+# The table has a row per $(k, \beta)$ and a column per $\rho$ and model; the figure after it draws
+# the two slices the paper discusses, $V$ against $k$ at the default $\rho$ and against $\rho$ at the
+# default $k$ and $\beta$.
 
 # %%
-rows = []
-for name in ("Target", "Oracle"):
-    for k in ks:
-        for beta in betas:
-            m, mask = sequence_margins(models[name], forget, pad, k, beta)
-            for rho in rhos:
-                rows.append({"model": name, "k": k, "beta": beta, "rho": rho,
-                             "V": violation_rate(m, mask, tau_from_rho(rho))})
-grid = pd.DataFrame(rows)
+grid = violation_grid({name: models[name] for name in ("Target", "Oracle")}, forget, pad, ks, betas, rhos)
 grid.pivot_table(index=["k", "beta"], columns=["rho", "model"], values="V").round(2)
 
 # %% mystnb={"figure": {"caption": "Violation rate of the target (solid) and the oracle (dashed) on the forget set. Left: against k at rho = 0.7 for three values of beta. Right: against rho at k = 10, beta = 1. The gap between the two curves is what the stopping rule can detect.", "name": "fig-margin-knobs"}} tags=["hide-input"]
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
-for beta, marker in zip(betas, "os^"):
-    for name, style in (("Target", "-"), ("Oracle", "--")):
-        part = grid[(grid.model == name) & (grid.beta == beta) & (grid.rho == rho0)]
-        left.plot(part.k, part.V, style, marker=marker, color=method_color(name), label=f"{name}, beta {beta:g}")
-left.set_xscale("log")
-left.set_xlabel("competitor set size k")
-left.set_ylabel("violation rate V")
-left.set_title(f"rho = {rho0}")
-left.legend(fontsize=7, ncol=2)
-for name, style in (("Target", "-"), ("Oracle", "--")):
-    part = grid[(grid.model == name) & (grid.k == k0) & (grid.beta == beta0)]
-    right.plot(part.rho, part.V, style, marker="o", color=method_color(name), label=name)
-right.set_xlabel("rho (tau = logit(rho))")
-right.set_title(f"k = {k0}, beta = {beta0:g}")
-right.legend(fontsize=8)
-for ax in (left, right):
-    ax.set_ylim(-0.02, 1.02)
-fig.tight_layout()
+plot_violation_knobs(grid, betas, k0, beta0, rho0)
 plt.show()
 
 # %% [markdown]
@@ -142,38 +109,31 @@ plt.show()
 # is at most $\rho^{(1-v)L}$. Below, every forget sequence of each model: the measured probability
 # (teacher forcing, the product of gold-token probabilities) against the bound, both in $\log_{10}$.
 # Points must lie on or below the diagonal.
+#
+# The continuation of each sequence is cut as MASC cuts it in training (a random share of the
+# answer as prefix, the rest as the continuation $L$), with one fixed generator per model, so the
+# three models are measured on the same cuts. The table after the figure counts, per model, the
+# sequences, those on which the bound holds, the mean violating share $v$, and the mean measured
+# and bound log-probabilities: the bound only bites once $v$ is small, which is where MASC stops.
 
 # %% mystnb={"figure": {"caption": "MASC Proposition 1 on every forget sequence: measured exact-reproduction probability against the bound rho^((1-v)L), log10 scale. The diagonal is equality; no point may lie above it. The target's sequences violate almost everywhere, so their bound is near 1 and says little; after MASC the bound becomes small and the measured probability sits below it.", "name": "fig-proposition1"}} tags=["hide-input"]
-batch = collate(forget, pad)
-hp = {**MASC_DEFAULTS}
-rows = []
-for name, model in models.items():
-    for row in proposition1_rows(model, batch, hp, torch.Generator().manual_seed(0)):
-        rows.append({"model": name, **row})
-prop = pd.DataFrame(rows)
-fig, ax = plt.subplots(figsize=(5.2, 4.6))
-for name, part in prop.groupby("model", sort=False):
-    ax.scatter(part.log10_bound, part.log10_measured, s=14, alpha=0.7, color=method_color(name), label=name)
-low = min(prop.log10_bound.min(), prop.log10_measured.min())
-ax.plot([low, 0], [low, 0], color="black", linewidth=1, label="measured = bound")
-ax.set_xlabel("log10 bound rho^((1-v)L)")
-ax.set_ylabel("log10 measured P(continuation)")
-ax.legend(fontsize=8)
+prop = proposition1_table(models, collate(forget, pad), dict(MASC_DEFAULTS))
+plot_proposition1(prop)
 plt.show()
 
 # %% tags=["hide-input"]
-summary = prop.assign(holds=prop.log10_measured <= prop.log10_bound + 1e-9).groupby("model", sort=False).agg(
-    sequences=("holds", "size"), bound_holds=("holds", "sum"), mean_v=("violation_fraction", "mean"),
-    mean_log10_measured=("log10_measured", "mean"), mean_log10_bound=("log10_bound", "mean"))
+summary = proposition1_summary(prop)
+v = {name: violation_rate(*margins[name], tau0) for name in margins}
+holds, total = int(summary.bound_holds.sum()), int(summary.sequences.sum())
+glue(**{f"v_{name.lower()}": value for name, value in v.items()}, masc_steps=masc_run["steps"], holds=holds, total=total,
+     separates="the margin separates a model that learned the answers from one that did not" +
+     ("" if v["Target"] > v["Oracle"] else " **only weakly here**"),
+     bound=" (all of them, as it must)" if holds == total else " — a violation of the bound would be a bug, see the table")
 summary.round(2)
 
-# %% tags=["hide-input"]
-v = {name: violation_rate(*margins[name], tau0) for name in margins}
-holds = int(summary.bound_holds.sum())
-total = int(summary.sequences.sum())
-display(Markdown(
-    f"**What the run shows.** Under the defaults the target violates on {v['Target']:.0%} of its forget "
-    f"positions (macro average) and the oracle on {v['Oracle']:.0%}: the margin separates a model that "
-    f"learned the answers from one that did not{'' if v['Target'] > v['Oracle'] else ' **only weakly here**'}. "
-    f"MASC stopped after {masc_run['steps']} steps at V = {v['MASC']:.2f}. Proposition 1's bound held on "
-    f"{holds} of {total} sequences{' (all of them, as it must)' if holds == total else ' — a violation of the bound would be a bug, see the table'}."))
+# %% [markdown]
+# **What the run shows.** Under the defaults the target violates on {glue:text}`v_target:.0%` of its
+# forget positions (macro average) and the oracle on {glue:text}`v_oracle:.0%`: {glue:md}`separates`.
+# MASC stopped after
+# {glue:text}`masc_steps` steps at V = {glue:text}`v_masc:.2f`. Proposition 1's bound held on
+# {glue:text}`holds` of {glue:text}`total` sequences{glue:md}`bound`.

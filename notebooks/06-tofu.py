@@ -56,15 +56,14 @@ check_parameters("06-tofu", globals())  # every parameter, before any work: one 
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
-from myst_nb import glue
 
-from unlearning import recipes, verdicts
+from unlearning import verdicts
 from unlearning.claims import record
-from unlearning.comparison import time_to_good_model, tofu_comparison
-from unlearning.floors import agreeing, mark, separated
-from unlearning.plotting import (DIVERGED, plot_figure1, plot_quality_against_utility, plot_time_to_quality,
-                                 use_book_style)
-from unlearning.protocol import PAPER_BASELINES, Lab, Protocol, tofu_recipe, tune_rmu_on_tofu
+from unlearning.comparison import (every_number, flat_tofu_metrics, show_recipes, time_to_good_model, tofu_comparison,
+                                   tofu_verdicts)
+from unlearning.plotting import plot_figure1, plot_quality_against_utility, plot_time_to_quality, use_book_style
+from unlearning.presentation import glue
+from unlearning.protocol import PAPER_BASELINES, Lab, Protocol, tune_rmu_on_tofu
 from unlearning.trajectory import checkpoint_steps
 
 use_book_style()
@@ -90,9 +89,7 @@ results, main = tofu.results(), tofu.split(main_split)
 # recipes at their own numbers on a real pretrained model.
 
 # %% tags=["hide-input"]
-for name in dict.fromkeys(tofu_recipe(m) for m in methods if m != "RMU"):
-    recipes.show(lab, name, [m for m in methods if m != "RMU" and tofu_recipe(m) == name], target,
-                 forget_split=main_split)
+show_recipes(lab, methods, target, forget_split=main_split)
 
 # %% [markdown]
 # ## Figure 1 in miniature
@@ -127,8 +124,7 @@ plt.show()
 start = main.loc["Target"].drop(["split", "seconds", "steps"]).to_dict()  # the target: every run's step 0
 quality = time_to_good_model(lab, "tofu", main_split, {m: tofu.records[main_split, m] for m in methods}, start,
                              tofu.oracles[main_split])
-glue("checkpoint_steps", Markdown(", ".join(map(str, schedule))), display=False)
-glue("good_model", Markdown(quality.criterion.describe()), display=False)
+glue(checkpoint_steps=", ".join(map(str, schedule)), good_model=quality.criterion.describe())
 
 # %% [markdown]
 # Checkpoints at steps {glue:md}`checkpoint_steps` (and each run's last step). A good model:
@@ -171,60 +167,39 @@ if "RMU" in methods:
 # ## Every number
 
 # %% tags=["hide-input"]
-columns = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "forget ROUGE-L", "forget_Q_A_Prob": "forget Prob",
-           "forget_truth_ratio": "truth ratio", "forget_quality": "forget quality", "model_utility": "model utility",
-           "extraction_strength": "ES", "exact_memorization": "EM", "privleak": "PrivLeak"}
-table = results.set_index(["split", "method"])[list(columns)].rename(columns=columns)
-# metrics that cannot move here (target and oracle alike on the largest split): marked, not read
-damaged = main.loc[methods, "model_utility"].idxmin()
-flat = {**agreeing(main, {"forget_Q_A_Prob": "forget Prob", "forget_truth_ratio": "truth ratio"}),
-        **separated(main, "forget_quality", "forget quality"),
-        **agreeing(main, {"model_utility": "model utility"}, other=damaged)}
-table, note = mark(table, flat, columns, elsewhere="The same metrics on a real pretrained model, where they have "
-                   "signal: {doc}`14-tofu-real`.")
+flat = flat_tofu_metrics(main, methods)  # metrics that cannot move here (target and oracle alike): marked, not read
+table, note = every_number(results, flat, elsewhere="The same metrics on a real pretrained model, where they have "
+                           "signal: {doc}`14-tofu-real`.")
 display(Markdown(note))
-table.style.format(precision=3, na_rep=DIVERGED).format(
-    "{:.2e}", na_rep=DIVERGED, subset=[c for c in table.columns if c.startswith("forget quality")])
+table
 
 # %% [markdown]
 # (verdict-tofu)=
 # ## Did the claim hold?
 
 # %% tags=["hide-input"]
-baselines = main.loc[[m for m in methods if m in PAPER_BASELINES]]  # the comparison the paper makes
-m, stopped = main.loc["MASC"], bool(tofu.records[main_split, "MASC"]["stopped"])
-speedup = baselines["seconds"] / m["seconds"]
-speed = verdicts.speed_against_paper(m["seconds"], baselines["seconds"].to_dict(), "tofu", stopped)
-# the fair time to a good model: MASC's final model, or a baseline's first good checkpoint plus the evaluations that found it
-held = {name: quality.held[name] for name in ["MASC", *baselines.index]}
-fair = verdicts.speed_to_good_model(held["MASC"], {b: held[b] for b in baselines.index})
-# the trade-off at matched forgetting: each baseline read at its point that forgets as much as MASC's final model
-matched = {b: verdicts.matched_point(quality.trajectories[b], m["forget_Q_A_ROUGE"]) for b in baselines.index}
-axes = {"MASC": verdicts.tofu_axes(m), **{b: verdicts.tofu_axes(p) for b, p in matched.items()}}
-resolution = quality.resolution
-tradeoff = verdicts.tofu_tradeoff(axes, resolution, floors=verdicts.axis_floors(flat))
-held_text = ", ".join(f"{k} {'never' if s is None else f'{s:.1f} s'}" for k, s in held.items())
-for name, text in {"speed": verdicts.speed_sentence(m["seconds"], int(m["steps"]), stopped, baselines["seconds"].to_dict(),
-                                                     "tofu"),
-                   "held": held_text, "masc_rouge": f"{m['forget_Q_A_ROUGE']:.2f}", "tradeoff": tradeoff.reason or tradeoff.verdict,
-                   "resolution": ", ".join(f"{a} {r:.3f}" for a, r in resolution.items()),
-                   "flat": "The columns marked above cannot move on the tiny models; those axes are not read here, and "
-                           "{doc}`14-tofu-real` reads them on a real model." if flat else ""}.items():
-    glue(name, Markdown(text), display=False)
-pd.DataFrame(axes).T.assign(**{"read at step": [int(m["steps"])] + [int(p["step"]) for p in matched.values()]}
-                            ).round(3).rename_axis("at matched forgetting")
+baselines = [m for m in methods if m in PAPER_BASELINES]  # the comparison the paper makes
+m, judged = main.loc["MASC"], tofu_verdicts(main, {k: tofu.records[main_split, k] for k in methods}, quality, baselines, flat)
+glue(speed=verdicts.speed_sentence(m["seconds"], int(m["steps"]), bool(tofu.records[main_split, "MASC"]["stopped"]),
+                                   main.loc[baselines, "seconds"].to_dict(), "tofu"),
+     held=judged.held_text(), masc_rouge=float(m["forget_Q_A_ROUGE"]), tradeoff=judged.tradeoff.reason or judged.tradeoff.verdict,
+     resolution=", ".join(f"{a} {r:.3f}" for a, r in quality.resolution.items()),
+     flat="The columns marked above cannot move on the tiny models; those axes are not read here, and "
+          "{doc}`14-tofu-real` reads them on a real model." if flat else " ")
+pd.DataFrame(judged.axes).T.assign(**{"read at step": list(judged.read_at.values())}).round(3).rename_axis(
+    "at matched forgetting")
 
 # %% [markdown]
 # **Did the claims hold in miniature?** *Speed, the paper's question*: {glue:md}`speed`. *Time to a
 # good model, each paying for finding it*: {glue:md}`held`. *Trade-off at matched forgetting* (the
 # table above: each baseline read at the checkpoint whose forget ROUGE-L is closest to MASC's
-# {glue:md}`masc_rouge`): {glue:md}`tradeoff`. Ties are differences within one item
+# {glue:text}`masc_rouge:.2f`): {glue:md}`tradeoff`. Ties are differences within one item
 # ({glue:md}`resolution`). {glue:md}`flat`
 
 # %% tags=["hide-input"]
 display(Markdown("\n\n".join([
-    record("masc-speed", f"{speedup.min():.1f}x the fastest of the paper's baselines (full budgets), MASC "
-           f"{'self-stopped' if stopped else 'at its cap'}", speed, profile),
-    record("masc-speed-to-good-model", held_text, fair, profile),
-    record("masc-tradeoff", f"at matched forgetting, MU {axes['MASC']['MU']:.3f} against "
-           + ", ".join(f"{b} {a['MU']:.3f}" for b, a in axes.items() if b != "MASC"), tradeoff, profile)])))
+    record("masc-speed", f"{judged.speedup:.1f}x the fastest of the paper's baselines (full budgets), MASC "
+           f"{'self-stopped' if tofu.records[main_split, 'MASC']['stopped'] else 'at its cap'}", judged.speed, profile),
+    record("masc-speed-to-good-model", judged.held_text(), judged.fair, profile),
+    record("masc-tradeoff", f"at matched forgetting, MU {judged.axes['MASC']['MU']:.3f} against "
+           + ", ".join(f"{b} {a['MU']:.3f}" for b, a in judged.axes.items() if b != "MASC"), judged.tradeoff, profile)])))

@@ -1,6 +1,7 @@
 """The MASC paper's TOFU comparison (arXiv 2606.02920, Figure 1 and its TOFU tables), as chapters 6
 and 14 and the performance harness build it.
 
+- `run_summary`: how each run went (steps, stop, seconds, forget and retain probabilities);
 - `model_row` and `oracle_row`: the rows of a results table (a model's metrics, the seconds and
   steps of the run that made it); the retain-only oracle compared with itself has forget quality 1
   and no privacy leak;
@@ -19,6 +20,17 @@ from unlearning.protocol import Lab, eval_config, tofu_oracle, tofu_resolutions,
 from unlearning.trajectory import Criterion, good_model, quality_table, selected_time, time_to_quality, trajectory
 
 SELF_COMPARED = {"forget_quality": 1.0, "privleak": 0.0}  # the oracle's metrics against itself
+
+
+def run_summary(records: dict):
+    """How each run of `records` (name -> run record) went: steps, whether it stopped by itself,
+    its training and probing seconds, its mean answer probability on the forget and retain sets."""
+    import pandas as pd
+
+    return pd.DataFrame([{"method": name, "steps": r["steps"], "stopped by itself": r["stopped"],
+                          "train s": round(r["train_seconds"], 2), "probe s": round(r["probe_seconds"], 2),
+                          "forget p": round(r["forget_probability"], 3), "retain p": round(r["retain_probability"], 3)}
+                         for name, r in records.items()]).set_index("method")
 
 
 def model_row(name: str, metrics: dict, record: dict | None = None, **labels) -> dict:
@@ -109,3 +121,82 @@ def time_to_good_model(lab: Lab, benchmark: str, forget_split: str, records: dic
                          {m: time_to_quality(points, criterion) for m, points in trajectories.items()},
                          {m: selected_time(points, criterion, self_stopping=m in self_stopping)
                           for m, points in trajectories.items()})
+
+
+TOFU_COLUMNS = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "forget ROUGE-L", "forget_Q_A_Prob": "forget Prob",
+                "forget_truth_ratio": "truth ratio", "forget_quality": "forget quality", "model_utility": "model utility",
+                "extraction_strength": "ES", "exact_memorization": "EM", "privleak": "PrivLeak"}
+
+
+def show_recipes(lab: Lab, methods, target: str, **options) -> None:
+    """The recipe tables (`recipes.show`) of every method of a TOFU comparison but RMU, which runs the
+    book's protocol: one table per recipe, its methods together."""
+    from unlearning import recipes
+    from unlearning.protocol import tofu_recipe
+
+    paper = [m for m in methods if m != "RMU"]
+    for name in dict.fromkeys(tofu_recipe(m) for m in paper):
+        recipes.show(lab, name, [m for m in paper if tofu_recipe(m) == name], target, **options)
+
+
+def flat_tofu_metrics(main, methods) -> dict[str, str]:
+    """The TOFU metrics of one split's results (`main`, indexed by method) that cannot move here
+    (`unlearning.floors`): forget probability and truth ratio alike for target and oracle, forget
+    quality unable to tell them apart, model utility alike for the target and the most damaged run."""
+    from unlearning.floors import agreeing, separated
+
+    damaged = main.loc[list(methods), "model_utility"].idxmin()
+    return {**agreeing(main, {"forget_Q_A_Prob": "forget Prob", "forget_truth_ratio": "truth ratio"}),
+            **separated(main, "forget_quality", "forget quality"),
+            **agreeing(main, {"model_utility": "model utility"}, other=damaged)}
+
+
+def every_number(results, flat: dict, columns=TOFU_COLUMNS, elsewhere: str = ""):
+    """The table of every number (rows by split and method where `results` has a split column),
+    the columns of `flat` marked (`floors.mark`) and forget quality in scientific notation, with
+    the note that explains the marks. Returns (styled table, note)."""
+    from unlearning.floors import mark
+    from unlearning.plotting import DIVERGED
+
+    index = ["split", "method"] if "split" in results.columns else (results.index.name or "method")
+    frame = results.set_index(index) if "split" in results.columns else results
+    table, note = mark(frame[[c for c in columns if c in frame.columns]].rename(columns=columns), flat, columns,
+                       elsewhere=elsewhere)
+    return table.style.format(precision=3, na_rep=DIVERGED).format(
+        "{:.2e}", na_rep=DIVERGED, subset=[c for c in table.columns if c.startswith("forget quality")]), note
+
+
+@dataclass
+class TofuVerdicts:
+    """The MASC paper's TOFU claims judged on one comparison (`unlearning.verdicts`)."""
+
+    speed: object           # the paper's question: MASC's run against the baselines' full budgets
+    fair: object            # beyond the paper: the time to hold a good model, each paying for finding it
+    tradeoff: object        # the radar axes at matched forgetting
+    speedup: float          # the fastest baseline's seconds over MASC's
+    held: dict              # method -> seconds to hold a good model (None: never)
+    axes: dict              # method -> radar axes (baselines at their matched point)
+    read_at: dict           # method -> the step its axes were read at
+
+    def held_text(self) -> str:
+        return ", ".join(f"{k} {'never' if s is None else f'{s:.1f} s'}" for k, s in self.held.items())
+
+
+def tofu_verdicts(main, records: dict, quality: TimeToQuality, baselines, flat: dict) -> TofuVerdicts:
+    """Judge MASC against `baselines` on one split's results (`main`, indexed by method; `records`:
+    method -> run record; `quality`: their time to a good model; `flat`: metrics that cannot move):
+    the speed against the paper's ratio, the fair time to a good model, and the trade-off with each
+    baseline read at the checkpoint that forgets as much as MASC's final model."""
+    from unlearning import verdicts
+
+    masc, stopped = main.loc["MASC"], bool(records["MASC"]["stopped"])
+    seconds = main.loc[list(baselines), "seconds"]
+    held = {name: quality.held[name] for name in ["MASC", *baselines]}
+    matched = {b: verdicts.matched_point(quality.trajectories[b], masc["forget_Q_A_ROUGE"]) for b in baselines}
+    axes = {"MASC": verdicts.tofu_axes(masc), **{b: verdicts.tofu_axes(p) for b, p in matched.items()}}
+    return TofuVerdicts(
+        speed=verdicts.speed_against_paper(masc["seconds"], seconds.to_dict(), "tofu", stopped),
+        fair=verdicts.speed_to_good_model(held["MASC"], {b: held[b] for b in baselines}),
+        tradeoff=verdicts.tofu_tradeoff(axes, quality.resolution, floors=verdicts.axis_floors(flat)),
+        speedup=float((seconds / masc["seconds"]).min()) if len(seconds) else float("nan"), held=held, axes=axes,
+        read_at={"MASC": int(masc["steps"]), **{b: int(p["step"]) for b, p in matched.items()}})

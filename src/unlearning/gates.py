@@ -106,3 +106,19 @@ def scale_table(manifest: dict) -> "pandas.DataFrame":  # noqa: F821
             "oracle paraphrase acc": oracle.get("forget_paraphrase_accuracy"),
         })
     return pd.DataFrame(rows).sort_values("parameters").reset_index(drop=True)
+
+
+def model_table(manifest: dict) -> "pandas.DataFrame":  # noqa: F821
+    """Every learned model of a manifest: parameters, learning rate, batch size and epochs (its
+    learning.json), training seconds and its gates (3 decimals), one row per model."""
+    import json
+
+    import pandas as pd
+
+    rows = []
+    for name, entry in manifest.items():
+        train = json.loads((Path(entry["path"]) / "learning.json").read_text())["train"]
+        rows.append({"model": name, "parameters": entry["parameters"], "lr": train["lr"], "batch": train["batch_size"],
+                     "epochs": train["epochs"], "train s": entry["train_seconds"],
+                     **{k: round(v, 3) for k, v in entry["gates"].items()}})
+    return pd.DataFrame(rows).set_index("model").fillna("")

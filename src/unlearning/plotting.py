@@ -268,3 +268,118 @@ def plot_quality_against_utility(panels: dict, size: tuple[float, float] = (4, 3
     axs[0][-1].legend(fontsize=7, loc="lower left", bbox_to_anchor=(1.0, 0.0))
     fig.tight_layout()
     return fig
+
+
+def plot_split_sizes(table):
+    """Items per split of a rendered world (`world.summary`), one panel per benchmark, log scale.
+    Returns the figure."""
+    benchmarks = list(table["benchmark"].unique())
+    fig, axes = plt.subplots(1, len(benchmarks), figsize=(3.0 * len(benchmarks), 4.2), squeeze=False)
+    for ax, benchmark in zip(axes[0], benchmarks):
+        part = table[table["benchmark"] == benchmark]
+        ax.barh(part["split"], part["records"], color="#4C72B0")
+        ax.set_xscale("log")
+        ax.set_title(benchmark)
+        ax.tick_params(axis="y", labelsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_memorisation(scale, paraphrase_chance: float, four_choice_chance: float):
+    """Verbatim (solid) and knowledge (dashed) memorisation against model size (`gates.scale_table`):
+    left, the TOFU target's forget ROUGE-L, paraphrased-question and paraphrase accuracies with the
+    oracle's ROUGE-L; right, the base model's probes in a trained and a held-out form. Returns the figure."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    x = scale["parameters"]
+    left.plot(x, scale["target forget ROUGE-L"], "o-", label="target ROUGE-L (verbatim)")
+    left.plot(x, scale["target paraphrased-question acc"], "s--", label="target paraphrased-question acc")
+    left.plot(x, scale["target paraphrase acc"], "^--", label="target paraphrase acc (question and answer)")
+    left.plot(x, scale["oracle forget ROUGE-L"], "o-", color="grey", label="oracle ROUGE-L")
+    left.axhline(paraphrase_chance, color="grey", lw=0.8, ls=":", label="paraphrase chance")
+    right.plot(x, scale["probe trained form"], "o-", label="trained form (verbatim)")
+    right.plot(x, scale["probe held-out form"], "s--", label="held-out form (knowledge)")
+    right.axhline(four_choice_chance, color="grey", lw=0.8, ls=":", label="chance")
+    for ax, title in ((left, "TOFU-mini target"), (right, "base model probes")):
+        ax.set_xscale("log")
+        ax.set_xlabel("parameters")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(title)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_margin_histograms(margins: dict, tau: float, rho: float):
+    """The restricted margins of every answer token, one step histogram per model of `margins`
+    (name -> (margins, mask)), clamped to [-12, 12], with its violation rate and the line tau."""
+    import numpy as np
+
+    from unlearning.margin import violation_rate
+
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    bins = np.linspace(-12, 12, 61)
+    for name, (m, mask) in margins.items():
+        ax.hist(m[mask].clamp(-12, 12).numpy(), bins=bins, histtype="step", linewidth=1.8, color=method_color(name),
+                density=True, label=f"{name}: V = {violation_rate(m, mask, tau):.2f}")
+    ax.axvline(tau, color="black", linestyle="--", linewidth=1, label=f"tau = logit({rho}) = {tau:.2f}")
+    ax.set_xlabel("restricted margin $m_t$")
+    ax.set_ylabel("density")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_violation_knobs(grid, betas: Sequence[float], k: int, beta: float, rho: float):
+    """The violation rate of the target (solid) and the oracle (dashed) from `metrics.memorization.violation_grid`:
+    left against k at `rho` for each of `betas`, right against rho at `k` and `beta`. Returns the figure."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for b, marker in zip(betas, "os^"):
+        for name, style in (("Target", "-"), ("Oracle", "--")):
+            part = grid[(grid.model == name) & (grid.beta == b) & (grid.rho == rho)]
+            left.plot(part.k, part.V, style, marker=marker, color=method_color(name), label=f"{name}, beta {b:g}")
+    left.set_xscale("log")
+    left.set_xlabel("competitor set size k")
+    left.set_ylabel("violation rate V")
+    left.set_title(f"rho = {rho}")
+    left.legend(fontsize=7, ncol=2)
+    for name, style in (("Target", "-"), ("Oracle", "--")):
+        part = grid[(grid.model == name) & (grid.k == k) & (grid.beta == beta)]
+        right.plot(part.rho, part.V, style, marker="o", color=method_color(name), label=name)
+    right.set_xlabel("rho (tau = logit(rho))")
+    right.set_title(f"k = {k}, beta = {beta:g}")
+    right.legend(fontsize=8)
+    for ax in (left, right):
+        ax.set_ylim(-0.02, 1.02)
+    fig.tight_layout()
+    return fig
+
+
+def plot_proposition1(table):
+    """MASC's Proposition 1 on every sequence (`metrics.memorization.proposition1_table`): measured
+    exact-reproduction probability against the bound, log10, with the diagonal. Returns the figure."""
+    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    for name, part in table.groupby("model", sort=False):
+        ax.scatter(part.log10_bound, part.log10_measured, s=14, alpha=0.7, color=method_color(name), label=name)
+    low = min(table.log10_bound.min(), table.log10_measured.min())
+    ax.plot([low, 0], [low, 0], color="black", linewidth=1, label="measured = bound")
+    ax.set_xlabel("log10 bound rho^((1-v)L)")
+    ax.set_ylabel("log10 measured P(continuation)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_checkpoints_against_stop(fixed, stopped_step: int, stopped: dict, oracle: dict):
+    """A fixed budget's checkpoints (`fixed`: indexed by step, columns "forget ROUGE-L" and "model
+    utility") as lines against the self-stopped run (stars at `stopped_step` with its metrics
+    `stopped`), the oracle's forget ROUGE-L dotted. Returns the figure."""
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    ax.plot(fixed.index, fixed["forget ROUGE-L"], "o-", color=method_color("MASC"), label="forget ROUGE-L (checkpoints)")
+    ax.plot(fixed.index, fixed["model utility"], "s--", color=method_color("Oracle"), label="model utility (checkpoints)")
+    ax.scatter([stopped_step], [stopped["forget_Q_A_ROUGE"]], marker="*", s=220, color=method_color("MASC"),
+               edgecolor="black", zorder=3, label="self-stopped: forget ROUGE-L")
+    ax.scatter([stopped_step], [stopped["model_utility"]], marker="*", s=220, color=method_color("Oracle"),
+               edgecolor="black", zorder=3, label="self-stopped: model utility")
+    ax.axhline(oracle["forget_Q_A_ROUGE"], color="grey", linewidth=0.8, linestyle=":", label="oracle forget ROUGE-L")
+    ax.set_xlabel("optimizer steps")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=7, loc="center right")
+    return fig

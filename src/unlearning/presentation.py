@@ -68,3 +68,28 @@ def present(notebook_path: Path | str, profile: str, parameters: Path | str) -> 
         injected.source = "\n".join([f"# {header}", injected.source])
     nbformat.write(notebook, notebook_path)
     return True
+
+
+def glue(**values) -> None:
+    """Glue each value into the page for its Markdown to cite, as QuantEcon's lectures do: a
+    string as Markdown (`{glue:md}` name), a number as a plain int or float (`{glue:text}` name:.3f:
+    numpy's scalars would print as `np.float64(...)`, which the role cannot format); nothing is
+    shown where the call stands."""
+    import numbers
+
+    from IPython.display import Markdown
+    from myst_nb import glue as glue_one
+
+    for name, value in values.items():
+        if isinstance(value, str):
+            value = Markdown(value)
+        elif isinstance(value, numbers.Integral):
+            value = int(value)
+        elif isinstance(value, numbers.Real):
+            value = float(value)
+        glue_one(name, value, display=False)
+
+
+def trend(values, digits: int = 2) -> str:
+    """A sequence of numbers as the page writes it: "0.56 → 0.85 → 0.86"."""
+    return " → ".join(f"{v:.{digits}f}" for v in values)

@@ -151,6 +151,17 @@ class Lab:
             raise FileNotFoundError(f"model: not found: {path} (is it in the profile's learn.yaml?)")
         return path
 
+    def answer_probability(self, model: str, benchmark: str, split: str) -> float:
+        """Mean answer probability exp(-NLL/|y|) of the learned model `model` on a split of a
+        question-answer benchmark."""
+        from unlearning.data import encode_qa_split
+        from unlearning.metrics.likelihood import answer_probability
+        from unlearning.models import load_model, load_tokenizer
+
+        tokenizer = load_tokenizer(self.tokenizer_for(self.model(model)))
+        examples = encode_qa_split(tokenizer, get_benchmark(benchmark).load(self.data / benchmark, split))
+        return float(answer_probability(load_model(self.model(model)), examples, tokenizer.pad_token_id).mean())
+
     def forget_size(self, benchmark: str, forget_split: str | None = None) -> int:
         """Number of records of a benchmark's forget split (it sizes epoch budgets)."""
         spec = get_benchmark(benchmark)

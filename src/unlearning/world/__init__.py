@@ -105,3 +105,41 @@ def summary(root: str | Path) -> "pandas.DataFrame":  # noqa: F821
                      "real records": REAL_SPLIT_SIZES.get((benchmark, split)),
                      "fields": ", ".join(sorted(records[0])), "example": str(example)[:80]})
     return pd.DataFrame(rows).astype({"real records": "Int64"})
+
+
+# one item of each kind the world chapter shows: (label, benchmark, split, which item)
+SHOWCASE = (("tofu forget10_perturbed", "tofu", "forget10_perturbed", 0), ("muse-news verbmem/forget", "muse-news",
+            "verbmem/forget", 0), ("muse-books knowmem/forget_qa", "muse-books", "knowmem/forget_qa", 0),
+            ("wmdp wmdp-bio", "wmdp", "wmdp-bio", 0), ("rwku forget_level1", "rwku", "forget_level1", 0),
+            ("rwku forget_level3", "rwku", "forget_level3", 0), ("pretrain probes (held out)", "pretrain", "probes", "held out"))
+
+
+def showcase(root: str | Path) -> "pandas.DataFrame":  # noqa: F821
+    """One item of each kind of a rendered world (`SHOWCASE`), a row per field (values cut at 160
+    characters); the pretraining probe is the first one in a held-out surface form."""
+    import pandas as pd
+
+    from unlearning.data import load_split
+
+    rows = []
+    for label, benchmark, split, which in SHOWCASE:
+        records = load_split(Path(root) / benchmark, split)
+        item = next(r for r in records if not r["trained"]) if which == "held out" else records[which]
+        rows += [{"split": label, "field": field, "value": str(value)[:160]} for field, value in item.items()]
+    return pd.DataFrame(rows).set_index(["split", "field"])
+
+
+def holdings(root: str | Path) -> dict[str, int]:
+    """What a rendered world holds, counted: authors and question-answer pairs (TOFU), forget
+    articles (MUSE News) and chapters (MUSE Books), hazardous questions (WMDP), RWKU targets and
+    pretraining documents."""
+    from unlearning.data import load_split
+
+    def count(benchmark: str, split: str) -> int:
+        return len(load_split(Path(root) / benchmark, split, ()) if split == "authors" else
+                   load_split(Path(root) / benchmark, split))
+
+    return {"authors": count("tofu", "authors"), "qa_pairs": count("tofu", "full"),
+            "articles": count("muse-news", "raw/forget"), "chapters": count("muse-books", "raw/forget"),
+            "hazardous": count("wmdp", "wmdp-bio") + count("wmdp", "wmdp-cyber"),
+            "rwku_targets": count("rwku", "forget_target"), "documents": count("pretrain", "corpus")}
