@@ -53,44 +53,19 @@ check_parameters("07-muse", globals())  # every parameter, before any work: one 
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.claims import record
-from unlearning.floors import agreeing, mark, near_level
-from unlearning.plotting import method_color, use_book_style
-from unlearning import recipes
 from unlearning import verdicts
-from unlearning.protocol import PAPER_BASELINES, Lab, Protocol, tune_rmu
+from unlearning.claims import record
+from unlearning.comparison import (MUSE_COLUMNS, every_number, flat_muse_metrics, muse_comparison, muse_recipe,
+                                   muse_verdicts)
+from unlearning.plotting import plot_muse_bars, use_book_style
+from unlearning.protocol import PAPER_BASELINES, Lab
+from unlearning.recipes import show
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
-protocol = Protocol()  # RMU's (beyond the paper)
-
-
-def muse_recipe(corpus: str, method: str) -> str:
-    return f"masc/{corpus}" if method == "MASC" else f"unlearn-simple/{corpus}"
-
-
-rows, tuning = [], {}
-for corpus in corpora:
-    target = f"{corpus}/target-{size}"
-    oracle = lab.evaluate(corpus, lab.model(f"{corpus}/retain-{size}"))
-    # RMU tuned per target (the WMDP paper's practice): most VerbMem drop that keeps KnowMem retain
-    if "RMU" in methods:
-        tuning[corpus] = tune_rmu(lab, corpus, target, protocol, forget_metric="verbmem_f", retain_metric="knowmem_r",
-                                  oracle=oracle, grid=rmu_grid)
-    rows.append({"corpus": corpus, "method": "Oracle", "seconds": 0.0, "steps": 0, **oracle, "privleak": 0.0})
-    rows.append({"corpus": corpus, "method": "Target", "seconds": 0.0, "steps": 0,
-                 **lab.evaluate(corpus, lab.model(target), oracle=oracle)})
-    for method in methods:
-        if method == "RMU":
-            run = lab.run(corpus, method, target, tuning[corpus].protocol, hparams=tuning[corpus].hparams)
-        else:
-            run = lab.recipe_run(muse_recipe(corpus, method), method, target)
-        rows.append({"corpus": corpus, "method": method, "seconds": run["train_seconds"] + run["probe_seconds"],
-                     "steps": run["steps"], **lab.evaluate(corpus, run["dir"], oracle=oracle)})
-results = pd.DataFrame(rows)
+results, tuning = muse_comparison(lab, size, corpora, methods, rmu_grid)
 
 # %% [markdown]
 # ## The recipes of this page
@@ -101,26 +76,13 @@ results = pd.DataFrame(rows)
 # %% tags=["hide-input"]
 for corpus in corpora:
     for name in dict.fromkeys(muse_recipe(corpus, m) for m in methods if m != "RMU"):
-        recipes.show(lab, name, [m for m in methods if m != "RMU" and muse_recipe(corpus, m) == name],
-                     f"{corpus}/target-{size}")
+        show(lab, name, [m for m in methods if m != "RMU" and muse_recipe(corpus, m) == name], f"{corpus}/target-{size}")
 
 # %% [markdown]
 # ## The four MUSE numbers per method
 
 # %% mystnb={"figure": {"caption": "MUSE-mini News (top) and Books (bottom): VerbMem and KnowMem on the forget set (lower is better), KnowMem on the retain set (higher is better), and PrivLeak (0 is ideal), per method, with the target and the retrained oracle for reference.", "name": "fig-muse-bars"}} tags=["hide-input"]
-metrics = [("verbmem_f", "VerbMem forget"), ("knowmem_f", "KnowMem forget"), ("knowmem_r", "KnowMem retain"),
-           ("privleak", "PrivLeak")]
-names = ["Target", "Oracle", *methods]
-fig, axs = plt.subplots(len(corpora), len(metrics), figsize=(13, 3.2 * len(corpora)), squeeze=False)
-for row_axes, corpus in zip(axs, corpora):
-    part = results[results.corpus == corpus].set_index("method").loc[names]
-    for ax, (key, title) in zip(row_axes, metrics):
-        ax.bar(range(len(names)), part[key], color=[method_color(n) for n in names])
-        ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=7)
-        ax.set_title(f"{corpus}: {title}", fontsize=9)
-        if key == "privleak":
-            ax.axhline(0, color="black", linewidth=0.8)
-fig.tight_layout()
+plot_muse_bars(results, corpora, ["Target", "Oracle", *methods])
 plt.show()
 
 # %% [markdown]
@@ -138,51 +100,32 @@ for corpus, tuned in tuning.items():
 
 # %% [markdown]
 # ## Run time and every number
+#
+# Columns marked ‡ cannot move on this profile, per corpus: KnowMem forget where the target and the
+# oracle agree, KnowMem retain where the target itself is near zero. The three AUC columns are the
+# membership AUCs of three attacks, each telling forget texts from held-out ones: Min-K% (the one
+# PrivLeak uses), the loss, and the zlib ratio.
 
 # %% tags=["hide-input"]
-columns = {"seconds": "seconds", "steps": "steps", "verbmem_f": "VerbMem f", "knowmem_f": "KnowMem f",
-           "knowmem_r": "KnowMem r", "privleak": "PrivLeak", "privleak_auc_min_k": "Min-K AUC",
-           "privleak_auc_loss": "LOSS AUC", "privleak_auc_zlib": "zlib AUC"}
-# metrics that cannot move here, per corpus: KnowMem forget where target and oracle agree,
-# KnowMem retain where the target itself is near zero
-flat = {}
-for corpus in corpora:
-    part = results[results.corpus == corpus].set_index("method")
-    found = {**agreeing(part, {"knowmem_f": "KnowMem forget"}),
-             **near_level(part.loc["Target", "knowmem_r"], 0.0, "knowmem_r", "KnowMem retain", "zero")}
-    for column, reason in found.items():
-        flat[column] = (flat[column] + "; " if column in flat else "") + f"{corpus}, {reason}"
-table, note = mark(results.set_index(["corpus", "method"])[list(columns)].rename(columns=columns), flat, columns,
-                   elsewhere="Knowledge-level metrics with signal, on a real pretrained model: {doc}`14-tofu-real`.")
+table, note = every_number(results.set_index(["corpus", "method"]), flat_muse_metrics(results, corpora), MUSE_COLUMNS,
+                           elsewhere="Knowledge-level metrics with signal, on a real pretrained model: {doc}`14-tofu-real`.")
 display(Markdown(note))
-table.round(3)
+table
 
 # %% [markdown]
 # (verdict-muse)=
 # ## Did the claim hold?
 
 # %% tags=["hide-input"]
-lines, removed, cases = [], {}, []
-for corpus in corpora:
-    part = results[results.corpus == corpus].set_index("method")
-    m, t, o = part.loc["MASC"], part.loc["Target"], part.loc["Oracle"]
-    base = part.loc[[x for x in methods if x in PAPER_BASELINES]]  # the comparison the paper makes
-    # one continuation of the VerbMem set moves its mean by at most 1/n
-    resolution = verdicts.item_resolution(lab.forget_size(corpus, "verbmem/forget"))
-    knowmem_resolution = verdicts.item_resolution(lab.forget_size(corpus, "knowmem/retain_qa"))
-    cases.append(verdicts.verbatim_removed(t["verbmem_f"], m["verbmem_f"], o["verbmem_f"], resolution,
-                                           m["knowmem_r"], list(base["knowmem_r"]), knowmem_resolution))
-    lines.append(
-        f"On {corpus}, MASC took {m['seconds']:.1f} s ({int(m['steps'])} steps) against {base['seconds'].min():.1f}-"
-        f"{base['seconds'].max():.1f} s for the baselines; VerbMem {t['verbmem_f']:.2f} → {m['verbmem_f']:.2f} "
-        f"(oracle {o['verbmem_f']:.2f}; one item {resolution:.3f}), KnowMem forget {t['knowmem_f']:.2f} → "
-        f"{m['knowmem_f']:.2f} (oracle {o['knowmem_f']:.2f}), KnowMem retain {t['knowmem_r']:.2f} → {m['knowmem_r']:.2f} "
-        f"(baselines {', '.join(f'{v:.2f}' for v in base['knowmem_r'])}), PrivLeak {t['privleak']:.0f} → "
-        f"{m['privleak']:.0f}: {cases[-1].verdict}" + (f" ({cases[-1].reason})" if cases[-1].reason else "") + ".")
-    removed[corpus] = (t["verbmem_f"], m["verbmem_f"], o["verbmem_f"])
-display(Markdown("**Did the claim hold in miniature?** " + " ".join(lines) + " Removed means VerbMem at most the "
-                 "oracle's plus one item; like the baselines means KnowMem retain no lower than the baselines' median "
-                 "by more than one item (a model that forgets by collapsing does not count)."))
-display(Markdown(record(
-    "masc-muse", "; ".join(f"{c}: VerbMem {t:.2f} → {m:.2f} (oracle {o:.2f})" for c, (t, m, o) in removed.items()),
-    verdicts.combine(cases, corpora), profile)))
+cases, lines = muse_verdicts(lab, results, corpora, [m for m in methods if m in PAPER_BASELINES])
+display(Markdown("**Did the claim hold in miniature?** " + " ".join(lines)))
+
+# %% [markdown]
+# Removed means VerbMem at most the oracle's plus one item; like the baselines means KnowMem retain
+# no lower than the baselines' median by more than one item (a model that forgets by collapsing does
+# not count).
+
+# %% tags=["hide-input"]
+removed = {c: results[results.corpus == c].set_index("method").loc[["Target", "MASC", "Oracle"], "verbmem_f"] for c in corpora}
+display(Markdown(record("masc-muse", "; ".join(f"{c}: VerbMem {t:.2f} → {m:.2f} (oracle {o:.2f})"
+                                               for c, (t, m, o) in removed.items()), verdicts.combine(cases, corpora), profile)))

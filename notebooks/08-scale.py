@@ -41,86 +41,81 @@ from unlearning.parameters import check_parameters
 check_parameters("08-scale", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
-import json
-
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
+from unlearning import recipes, verdicts
 from unlearning.claims import record
+from unlearning.comparison import SCALE_COLUMNS, every_number, scale_comparison
 from unlearning.models import SIZES
-from unlearning.plotting import DIVERGED, method_color, use_book_style
-from unlearning import recipes
-from unlearning import verdicts
-from unlearning.protocol import Lab, eval_config, tofu_oracle
+from unlearning.plotting import plot_against_size, use_book_style
+from unlearning.presentation import glue
+from unlearning.protocol import Lab
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
 recipes.show(lab, "masc/scale", methods, f"tofu/target-{sizes[0]}", forget_split=forget_split)
 left_out = [size for size in SIZES if size not in sizes]
-if left_out:
-    display(Markdown(f"This profile studies the sizes {', '.join(sizes)}; {', '.join(left_out)} left out to keep the "
-                     "book within its time budget (add them to `learn.yaml` and to this chapter's `sizes`)."))
-config = eval_config("tofu", forget_split)
-rows = []
-for size in sizes:
-    target = f"tofu/target-{size}"
-    parameters = json.loads((lab.model(target) / "learning.json").read_text())["parameters"]
-    oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
-    rows.append({"size": size, "parameters": parameters, "method": "Oracle", "steps": 0, "seconds": 0.0, **oracle,
-                 "forget_quality": 1.0})
-    rows.append({"size": size, "parameters": parameters, "method": "Target", "steps": 0, "seconds": 0.0,
-                 **lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)})
-    for method in methods:
-        run = lab.recipe_run("masc/scale", method, target, forget_split=forget_split)
-        rows.append({"size": size, "parameters": parameters, "method": method, "steps": run["steps"],
-                     "seconds": run["train_seconds"] + run["probe_seconds"],
-                     **lab.evaluate("tofu", run["dir"], config=config, oracle=oracle)})
-results = pd.DataFrame(rows)
+glue(sizes=", ".join(sizes), left_out=f"This profile leaves out {', '.join(left_out)} to keep the book within its time "
+     "budget (add them to `learn.yaml` and to this chapter's `sizes`)." if left_out else "Every size of the family is here.")
+results = scale_comparison(lab, sizes, methods, forget_split)
+
+# %% [markdown]
+# This page studies the sizes {glue:md}`sizes`. {glue:md}`left_out`
+#
+# ## The forget metrics and utility against size
+#
+# A scale-invariant method draws flat lines in the two forget panels; the oracles, which never saw
+# the forget set, show how flat a line can be on these models at all. In the utility panel the
+# claim is the opposite: the line should rise with size, as the targets' does.
 
 # %% mystnb={"figure": {"caption": "Forget-set ROUGE-L, forget-set answer probability and model utility against model size (log scale) for the target, the retain90 oracle of each size, MASC and SimNPO.", "name": "fig-scale-metrics"}} tags=["hide-input"]
-panels = [("forget_Q_A_ROUGE", "forget ROUGE-L"), ("forget_Q_A_Prob", "forget Prob"), ("model_utility", "model utility")]
-fig, axs = plt.subplots(1, len(panels), figsize=(12, 3.6))
-for ax, (key, title) in zip(axs, panels):
-    for name, part in results.groupby("method", sort=False):
-        style = "--" if name in ("Target", "Oracle") else "-"
-        ax.plot(part.parameters, part[key], style, marker="o", color=method_color(name), label=name)
-    ax.set_xscale("log")
-    ax.set_xlabel("parameters")
-    ax.set_title(title)
-    ax.set_ylim(0, 1.02)
-axs[-1].legend(fontsize=8)
-fig.tight_layout()
+plot_against_size(results)
 plt.show()
 
-# %% tags=["hide-input"]
-columns = {"parameters": "parameters", "steps": "steps", "seconds": "seconds", "forget_Q_A_ROUGE": "forget ROUGE-L",
-           "forget_Q_A_Prob": "forget Prob", "forget_truth_ratio": "truth ratio", "forget_quality": "forget quality",
-           "model_utility": "model utility"}
-results.set_index(["method", "size"])[list(columns)].rename(columns=columns).style.format(precision=3, na_rep=DIVERGED).format(
-    "{:.2e}", na_rep=DIVERGED, subset=["forget quality"])
+# %% [markdown]
+# Every number of the figure, with the steps and seconds of each run (MASC stops by itself; SimNPO
+# runs its recipe's budget), the truth ratio and forget quality. Each run is judged against the
+# oracle of its own size, so the forget quality of every size compares like with like:
 
+# %% tags=["hide-input"]
+every_number(results.set_index(["method", "size"]), {}, SCALE_COLUMNS)[0]
 
 # %% [markdown]
 # (verdict-scale)=
 # ## Did the claim hold?
+#
+# The claim has two halves, judged together (`verdicts.scale_invariant`). *Scale-invariant forgetting*:
+# MASC's forget ROUGE-L may spread across sizes by at most what the oracles' spread, plus one forget
+# item, the smallest step the metric can take. *Utility grows*: MASC's model utility must rise from
+# the smallest size to the largest by more than one item, with no step between neighbouring sizes
+# falling by more than one. Both halves hold: held; one: partly; neither: did not hold. Where the
+# utility change is within one item, that half cannot tell and the forget half alone decides
+# between partly and did not hold; where the forget metric sits at zero for every size, the
+# flatness is forced by the floor, and the page cannot tell at all.
+#
+# The paper's study runs Qwen2.5 from 0.5B to 7B parameters, a 14-fold range; the laboratory's
+# family spans about 18-fold with every size, less with the sizes a profile leaves out, so a trend
+# here is read over a narrower range than the paper's (the table above gives each size's count).
 
 # %% tags=["hide-input"]
 resolution = verdicts.item_resolution(lab.forget_size("tofu", forget_split))  # one forget item
-oracle_rouge = list(results[results.method == "Oracle"]["forget_Q_A_ROUGE"])
-lines = []
-for method in methods:
-    part = results[results.method == method]
-    lines.append(f"{method}: forget ROUGE-L {' / '.join(f'{v:.2f}' for v in part.forget_Q_A_ROUGE)} "
-                 f"(spread {verdicts.value_range(part.forget_Q_A_ROUGE):.2f} across sizes), model utility "
-                 f"{' / '.join(f'{v:.2f}' for v in part.model_utility)}")
-masc = results[results.method == "MASC"]
+oracle_rouge, masc = list(results[results.method == "Oracle"]["forget_Q_A_ROUGE"]), results[results.method == "MASC"]
 scale = verdicts.scale_invariant(list(masc.forget_Q_A_ROUGE), oracle_rouge, list(masc.model_utility), resolution)
-display(Markdown(
-    f"**Did the claim hold in miniature?** Sizes {', '.join(sizes)}. " + "; ".join(lines) + ". "
-    f"The oracles, which never saw the forget set, spread by {verdicts.value_range(oracle_rouge):.2f} across sizes: "
-    f"that is how flat a forget metric can be expected to be; one forget item moves it by {resolution:.3f}. "
-    f"Verdict: {scale.verdict}" + (f" ({scale.reason})" if scale.reason else "") + "."))
+glue(runs="; ".join(f"{method}: forget ROUGE-L {' / '.join(f'{v:.2f}' for v in part.forget_Q_A_ROUGE)} (spread "
+                    f"{verdicts.value_range(part.forget_Q_A_ROUGE):.2f} across sizes), model utility "
+                    f"{' / '.join(f'{v:.2f}' for v in part.model_utility)}"
+                    for method, part in results[results.method.isin(methods)].groupby("method", sort=False)),
+     oracle_spread=verdicts.value_range(oracle_rouge), resolution=resolution,
+     verdict=scale.verdict + (f" ({scale.reason})" if scale.reason else ""))
+
+# %% [markdown]
+# **Did the claim hold in miniature?** Sizes {glue:md}`sizes`. {glue:md}`runs`. The oracles, which
+# never saw the forget set, spread by {glue:text}`oracle_spread:.2f` across sizes: that is how flat a
+# forget metric can be expected to be; one forget item moves it by {glue:text}`resolution:.3f`.
+# Verdict: {glue:md}`verdict`.
+
+# %% tags=["hide-input"]
 display(Markdown(record(
     "masc-scale-invariant", f"MASC forget ROUGE-L spread {verdicts.value_range(masc.forget_Q_A_ROUGE):.2f} across "
     f"sizes (oracles {verdicts.value_range(oracle_rouge):.2f}); utility {' / '.join(f'{v:.2f}' for v in masc.model_utility)}",

@@ -46,48 +46,30 @@ from unlearning.parameters import check_parameters
 check_parameters("09-quantization", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
-from dataclasses import replace
-
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.claims import record
-from unlearning.plotting import plot_quantization_dumbbell, use_book_style
-from unlearning import recipes
 from unlearning import verdicts
-from unlearning.recipes import load as load_recipe
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_recipe, tofu_run, tune_rmu_on_tofu
+from unlearning.claims import record
+from unlearning.comparison import precision_table, quantization_check, quantized_results, show_recipes, small_update_run
+from unlearning.plotting import plot_quantization_dumbbell, use_book_style
+from unlearning.presentation import glue
+from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_run, tune_rmu_on_tofu
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
-protocol = Protocol()
-config = eval_config("tofu", forget_split)
-target = f"tofu/target-{size}"
+config, target = eval_config("tofu", forget_split), f"tofu/target-{size}"
 oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
 # the controls: the target and the oracle show what 4-bit quantization does to a model nobody unlearned
 folders = {"Target": lab.model(target), "Oracle": lab.model(tofu_oracle(forget_split, size))}
 # every method as the TOFU chapter runs it (its paper's recipe; RMU with the pair that chapter chose
 # for this target): the same runs, read back from the store; MASC's LoRA adapters are merged into its
 # weights, which are what a 4-bit deployment quantizes
-if "RMU" in methods:
-    tuned = tune_rmu_on_tofu(lab, size, forget_split, protocol, rmu_grid)
-for m in methods:
-    folders[m] = tofu_run(lab, m, target, forget_split, tuned=tuned if "RMU" in methods else None)["dir"]
-SMALL = "GradDiff, small steps"
-if small_update_share:
-    scale = lab.recipe_scale(load_recipe(tofu_recipe("GradDiff")), target, forget_split, "tofu")
-    small = replace(scale, lr_factor=scale.lr_factor * small_update_share,
-                    why=f"{scale.why}, then x {small_update_share:g}: the small-update contrast")
-    folders[SMALL] = lab.recipe_run(tofu_recipe("GradDiff"), "GradDiff", target, forget_split=forget_split,
-                                    scale=small)["dir"]
-rows = []
-for name, folder in folders.items():
-    for precision in ["fp32", *codes]:
-        model_dir = folder if precision == "fp32" else lab.quantized(folder, precision)
-        metrics = lab.evaluate("tofu", model_dir, config=config, oracle=oracle)
-        rows.append({"method": name, "precision": precision, **metrics})
-results = pd.DataFrame(rows)
+tuned = tune_rmu_on_tofu(lab, size, forget_split, Protocol(), rmu_grid) if "RMU" in methods else None
+folders.update({m: tofu_run(lab, m, target, forget_split, tuned=tuned)["dir"] for m in methods})
+if small_update_share:  # the contrast: GradDiff's recipe at a share of its rate
+    folders["GradDiff, small steps"] = small_update_run(lab, target, forget_split, small_update_share)["dir"]
+results = quantized_results(lab, "tofu", folders, codes, config, oracle)
 
 # %% [markdown]
 # The models are those of {doc}`06-tofu`, each method with its paper's recipe (RMU, beyond the paper,
@@ -97,54 +79,57 @@ results = pd.DataFrame(rows)
 # utility-preserving, small-weight-change unlearning that Zhang et al. found 4-bit quantization undoes.
 
 # %% tags=["hide-input"]
-for name in dict.fromkeys(tofu_recipe(m) for m in methods if m != "RMU"):
-    recipes.show(lab, name, [m for m in methods if m != "RMU" and tofu_recipe(m) == name], target,
-                 forget_split=forget_split)
+show_recipes(lab, methods, target, forget_split=forget_split)
+
+# %% [markdown]
+# ## Full precision against 4 bits
+#
+# Each row of the figure is one model: the filled circle is its forget-set score in full precision,
+# the square and the triangle the same model after NF4 and FP4. Knowledge coming back shows as a
+# marker to the right of its circle; the two controls show how far rounding alone moves a model
+# nobody unlearned, and the dotted line is the oracle's level, where a forgotten fact should stay.
 
 # %% mystnb={"figure": {"caption": "Forget-set ROUGE-L (left) and answer probability (right) of every model in full precision (filled circle) and after 4-bit quantization (NF4 square, FP4 triangle). A move to the right after quantization is knowledge coming back.", "name": "fig-quant-dumbbell"}} tags=["hide-input"]
 names = list(folders)
 plot_quantization_dumbbell(results, names, oracle)
 plt.show()
 
+# %% [markdown]
+# The same numbers with forget quality and model utility beside them, a column per precision: model
+# utility after rounding shows what 4 bits cost a model on what it should keep, which is the price a
+# deployment pays whether or not the forgetting survives.
+
 # %% tags=["hide-input"]
-wide = results.pivot_table(index="method", columns="precision",
-                           values=["forget_Q_A_ROUGE", "forget_Q_A_Prob", "forget_quality", "model_utility"])
-wide.loc[names].round(3)
+precision_table(results, names).round(3)
 
 
 # %% [markdown]
 # (verdict-quantization)=
 # ## Did the claim hold?
+#
+# For every unlearned model and code, `verdicts.survives_quantization` compares the rise of the forget
+# ROUGE-L with the noise floor of the measurement: the larger of one forget item and the largest
+# move of the two controls under the same code. A rise above it is knowledge coming back; a model
+# whose unlearning removed no more than the floor has nothing measurable to recover, and the check
+# cannot tell. MASC's verdict combines its two codes (`verdicts.combine`).
 
 # %% tags=["hide-input"]
-def change(name: str, code: str, key: str = "forget_Q_A_ROUGE") -> float:
-    """How much 4-bit `code` moves `name`'s forget ROUGE-L (positive: knowledge coming back)."""
-    part = results[results.method == name].set_index("precision")[key]
-    return float(part[code] - part["fp32"])
+check = quantization_check(results, codes, verdicts.item_resolution(lab.forget_size("tofu", forget_split)))
+glue(**{f"{name.lower()}_moves": ", ".join(f"{c.upper()} {check.changes[name][c]:+.2f}" for c in codes)
+        for name in ("Target", "Oracle")}, resolution=check.resolution, lines="; ".join(check.lines()))
 
+# %% [markdown]
+# **Did the claim hold in miniature?** The controls first: quantization alone moves the target's
+# forget ROUGE-L by {glue:md}`target_moves` and the oracle's by {glue:md}`oracle_moves`; with one
+# forget item ({glue:text}`resolution:.3f`) that is the smallest rise
+# the check can see. A method recovers when its forget ROUGE-L rises by more than that; the share is
+# (quantized - unlearned) / (target - unlearned), and a method that removed no more than the noise
+# cannot pass or fail. {glue:md}`lines`. In these tiny models every Linear layer is small, so the
+# 64-weight blocks see fewer outliers than in a 7B model; the effect size is not expected to
+# transfer, its direction is what this chapter tests.
 
-def fp32(name: str, key: str = "forget_Q_A_ROUGE") -> float:
-    return float(results[(results.method == name) & (results.precision == "fp32")][key].iloc[0])
-
-
-resolution = verdicts.item_resolution(lab.forget_size("tofu", forget_split))  # one forget item
-control = {c: max(abs(change("Target", c)), abs(change("Oracle", c))) for c in codes}  # what 4-bit does on its own
-unlearned = [m for m in folders if m not in ("Target", "Oracle")]  # the methods and the small-update contrast
-cases = {m: {c: verdicts.survives_quantization(fp32(m), fp32(m) + change(m, c), fp32("Target"), resolution, control[c])
-             for c in codes} for m in unlearned}
-said = {"held": "its forgetting survives", "did not hold": "knowledge comes back", "cannot tell here": "cannot tell"}
-lines = [f"{m}: " + ", ".join(f"{c.upper()} {change(m, c):+.2f} ({said[v.verdict]}: {v.reason})" for c, v in cases[m].items())
-         for m in unlearned]
-display(Markdown(
-    "**Did the claim hold in miniature?** The controls first: quantization alone moves the target's forget ROUGE-L by "
-    + ", ".join(f"{c.upper()} {change('Target', c):+.2f}" for c in codes) + " and the oracle's by "
-    + ", ".join(f"{c.upper()} {change('Oracle', c):+.2f}" for c in codes) + f"; with one forget item ({resolution:.3f}) "
-    "that is the smallest rise the check can see. A method recovers when its forget ROUGE-L rises by more than that; "
-    "the share is (quantized - unlearned) / (target - unlearned), and a method that removed no more than the noise "
-    "cannot pass or fail. " + "; ".join(lines) + ". In these tiny models every Linear layer is small, so the "
-    "64-weight blocks see fewer outliers than in a 7B model; the effect size is not expected to transfer, its "
-    "direction is what this chapter tests."))
+# %% tags=["hide-input"]
 display(Markdown(record("masc-quantization", "MASC's forget ROUGE-L after 4-bit: " + ", ".join(
-    f"{c.upper()} {change('MASC', c):+.2f}" for c in codes) + " (controls " + ", ".join(
-    f"{c.upper()} ±{control[c]:.2f}" for c in codes) + ")",
-    verdicts.combine(list(cases["MASC"].values()), [c.upper() for c in codes]), profile)))
+    f"{c.upper()} {check.changes['MASC'][c]:+.2f}" for c in codes) + " (controls " + ", ".join(
+    f"{c.upper()} ±{check.control[c]:.2f}" for c in codes) + ")",
+    verdicts.combine(list(check.cases["MASC"].values()), [c.upper() for c in codes]), profile)))

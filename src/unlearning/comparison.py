@@ -1,5 +1,5 @@
-"""The MASC paper's TOFU comparison (arXiv 2606.02920, Figure 1 and its TOFU tables), as chapters 6
-and 14 and the performance harness build it.
+"""The MASC paper's comparisons (arXiv 2606.02920, Figure 1, its TOFU and MUSE tables), as chapters
+6, 7 and 14 and the performance harness build them.
 
 - `run_summary`: how each run went (steps, stop, seconds, forget and retain probabilities);
 - `model_row` and `oracle_row`: the rows of a results table (a model's metrics, the seconds and
@@ -7,6 +7,8 @@ and 14 and the performance harness build it.
   and no privacy leak;
 - `tofu_comparison(lab, size, ...)`: every method's run of its paper's recipe on every forget split
   of TOFU-mini, evaluated, with the target and the oracle rows;
+- `muse_comparison(lab, size, ...)`: MUSE News and Books the same way (the MASC paper's MUSE tables),
+  `flat_muse_metrics` and `muse_verdicts`;
 - `time_to_good_model(...)`: each run's trajectory through its kept checkpoints, when it first held
   a good model (`trajectory.good_model`) and the fair time that pays for finding it.
 """
@@ -200,3 +202,175 @@ def tofu_verdicts(main, records: dict, quality: TimeToQuality, baselines, flat: 
         tradeoff=verdicts.tofu_tradeoff(axes, quality.resolution, floors=verdicts.axis_floors(flat)),
         speedup=float((seconds / masc["seconds"]).min()) if len(seconds) else float("nan"), held=held, axes=axes,
         read_at={"MASC": int(masc["steps"]), **{b: int(p["step"]) for b, p in matched.items()}})
+
+
+SCALE_COLUMNS = {"parameters": "parameters", "steps": "steps", "seconds": "seconds", "forget_Q_A_ROUGE": "forget ROUGE-L",
+                 "forget_Q_A_Prob": "forget Prob", "forget_truth_ratio": "truth ratio", "forget_quality": "forget quality",
+                 "model_utility": "model utility"}
+MUSE_COLUMNS = {"seconds": "seconds", "steps": "steps", "verbmem_f": "VerbMem f", "knowmem_f": "KnowMem f",
+                "knowmem_r": "KnowMem r", "privleak": "PrivLeak", "privleak_auc_min_k": "Min-K AUC",
+                "privleak_auc_loss": "LOSS AUC", "privleak_auc_zlib": "zlib AUC"}
+
+
+def muse_recipe(corpus: str, method: str) -> str:
+    """The recipe a MUSE chapter runs `method` with on `corpus`: MASC's released run, or
+    Unlearn-Simple's MUSE trainer (the MASC paper's baselines)."""
+    return f"masc/{corpus}" if method == "MASC" else f"unlearn-simple/{corpus}"
+
+
+def muse_comparison(lab: Lab, size: str, corpora, methods, rmu_grid: dict):
+    """Every method of `methods` from each MUSE corpus's target of `size` (its paper's recipe; RMU
+    tuned per target under the book's protocol, keeping the run that lowers VerbMem most while
+    KnowMem retain holds), evaluated against the corpus's retrained oracle. Returns (the results
+    table: a row per corpus and model, RMU's tuning per corpus)."""
+    import pandas as pd
+
+    from unlearning.protocol import Protocol, tune_rmu
+
+    rows, tuning = [], {}
+    for corpus in corpora:
+        bench = get_benchmark(corpus)
+        target, oracle = bench.target(size), lab.evaluate(corpus, lab.model(f"{corpus}/retain-{size}"))
+        if "RMU" in methods:
+            tuning[corpus] = tune_rmu(lab, corpus, target, Protocol(), forget_metric="verbmem_f",
+                                      retain_metric="knowmem_r", oracle=oracle, grid=rmu_grid)
+        rows += [model_row("Oracle", {**oracle, "privleak": 0.0}, corpus=corpus),
+                 model_row("Target", lab.evaluate(corpus, lab.model(target), oracle=oracle), corpus=corpus)]
+        for method in methods:
+            run = (lab.run(corpus, method, target, tuning[corpus].protocol, hparams=tuning[corpus].hparams)
+                   if method == "RMU" else lab.recipe_run(muse_recipe(corpus, method), method, target))
+            rows.append(model_row(method, lab.evaluate(corpus, run["dir"], oracle=oracle), run, corpus=corpus))
+    return pd.DataFrame(rows), tuning
+
+
+def flat_muse_metrics(results, corpora) -> dict[str, str]:
+    """The MUSE metrics that cannot move here, per corpus: KnowMem forget where the target and the
+    oracle agree, KnowMem retain where the target itself is near zero (`unlearning.floors`)."""
+    from unlearning.floors import agreeing, near_level
+
+    flat = {}
+    for corpus in corpora:
+        part = results[results.corpus == corpus].set_index("method")
+        found = {**agreeing(part, {"knowmem_f": "KnowMem forget"}),
+                 **near_level(part.loc["Target", "knowmem_r"], 0.0, "knowmem_r", "KnowMem retain", "zero")}
+        for column, reason in found.items():
+            flat[column] = (flat[column] + "; " if column in flat else "") + f"{corpus}, {reason}"
+    return flat
+
+
+def muse_verdicts(lab: Lab, results, corpora, baselines) -> tuple[list, list[str]]:
+    """Per corpus, whether MASC removed verbatim memorisation like the baselines
+    (`verdicts.verbatim_removed`: VerbMem at most the oracle's plus one continuation, KnowMem retain
+    no lower than the baselines' median by more than one question), and the sentence that says
+    what it measured. Returns (verdicts, sentences)."""
+    from unlearning import verdicts
+
+    cases, lines = [], []
+    for corpus in corpora:
+        part = results[results.corpus == corpus].set_index("method")
+        m, t, o, base = part.loc["MASC"], part.loc["Target"], part.loc["Oracle"], part.loc[list(baselines)]
+        resolution = verdicts.item_resolution(lab.forget_size(corpus, "verbmem/forget"))
+        cases.append(verdicts.verbatim_removed(t["verbmem_f"], m["verbmem_f"], o["verbmem_f"], resolution, m["knowmem_r"],
+                                               list(base["knowmem_r"]),
+                                               verdicts.item_resolution(lab.forget_size(corpus, "knowmem/retain_qa"))))
+        lines.append(
+            f"On {corpus}, MASC took {m['seconds']:.1f} s ({int(m['steps'])} steps) against {base['seconds'].min():.1f}-"
+            f"{base['seconds'].max():.1f} s for the baselines; VerbMem {t['verbmem_f']:.2f} → {m['verbmem_f']:.2f} "
+            f"(oracle {o['verbmem_f']:.2f}; one item {resolution:.3f}), KnowMem forget {t['knowmem_f']:.2f} → "
+            f"{m['knowmem_f']:.2f} (oracle {o['knowmem_f']:.2f}), KnowMem retain {t['knowmem_r']:.2f} → "
+            f"{m['knowmem_r']:.2f} (baselines {', '.join(f'{v:.2f}' for v in base['knowmem_r'])}), PrivLeak "
+            f"{t['privleak']:.0f} → {m['privleak']:.0f}: {cases[-1].verdict}"
+            + (f" ({cases[-1].reason})" if cases[-1].reason else "") + ".")
+    return cases, lines
+
+
+def scale_comparison(lab: Lab, sizes, methods, forget_split: str, recipe: str = "masc/scale"):
+    """The MASC paper's scale study: every method of `recipe` from the TOFU target of each size,
+    evaluated against that size's retain-only oracle (a row per size and model, with the model's
+    parameter count)."""
+    import json
+
+    import pandas as pd
+
+    tofu, config, rows = get_benchmark("tofu"), eval_config("tofu", forget_split), []
+    for size in sizes:
+        target = tofu.target(size)
+        labels = {"size": size, "parameters": json.loads((lab.model(target) / "learning.json").read_text())["parameters"]}
+        oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
+        rows += [oracle_row(oracle, **labels),
+                 model_row("Target", lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle), **labels)]
+        for method in methods:
+            run = lab.recipe_run(recipe, method, target, forget_split=forget_split)
+            rows.append(model_row(method, lab.evaluate("tofu", run["dir"], config=config, oracle=oracle), run, **labels))
+    return pd.DataFrame(rows)
+
+
+def quantized_results(lab: Lab, benchmark: str, folders: dict, codes, config, oracle: dict | None = None,
+                      full: dict | None = None):
+    """Every model of `folders` (name -> folder) in full precision ("fp32") and after each 4-bit
+    code of `codes` (`Lab.quantized`), evaluated with `config`; `full` (name -> metrics) gives
+    full-precision evaluations already made. A row per model and precision."""
+    import pandas as pd
+
+    rows = []
+    for name, folder in folders.items():
+        for precision in ["fp32", *codes]:
+            if precision == "fp32" and full is not None:
+                metrics = dict(full[name])
+            else:
+                model_dir = folder if precision == "fp32" else lab.quantized(folder, precision)
+                metrics = lab.evaluate(benchmark, model_dir, config=config, oracle=oracle)
+            rows.append({"method": name, "precision": precision, **metrics})
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class QuantizationCheck:
+    """What 4-bit rounding did to each unlearned model against the controls (the target and the
+    oracle, which nobody unlearned): `verdicts.survives_quantization` per model and code."""
+
+    changes: dict   # name -> code -> change of the forget metric (positive: knowledge coming back)
+    control: dict   # code -> the larger change of the two controls (what rounding does on its own)
+    cases: dict     # unlearned name -> code -> Verdict
+    resolution: float
+
+    SAID = {"held": "its forgetting survives", "did not hold": "knowledge comes back", "cannot tell here": "cannot tell"}
+
+    def lines(self) -> list[str]:
+        """One line per unlearned model: its change under each code and the verdict's reason."""
+        return [f"{m}: " + ", ".join(f"{c.upper()} {self.changes[m][c]:+.2f} ({self.SAID[v.verdict]}: {v.reason})"
+                                     for c, v in codes.items()) for m, codes in self.cases.items()]
+
+
+def quantization_check(results, codes, resolution: float, key: str = "forget_Q_A_ROUGE",
+                       controls=("Target", "Oracle")) -> QuantizationCheck:
+    """Judge every model of `results` (`quantized_results`) but the controls: its forget metric
+    `key` after each code against full precision, at the larger of one item (`resolution`) and
+    what rounding moves the controls by."""
+    from unlearning import verdicts
+
+    full = {m: float(part.set_index("precision").loc["fp32", key]) for m, part in results.groupby("method", sort=False)}
+    changes = {m: {c: float(part.set_index("precision").loc[c, key]) - full[m] for c in codes}
+               for m, part in results.groupby("method", sort=False)}
+    control = {c: max(abs(changes[m][c]) for m in controls) for c in codes}
+    cases = {m: {c: verdicts.survives_quantization(full[m], full[m] + changes[m][c], full[controls[0]], resolution,
+                                                   control[c]) for c in codes} for m in changes if m not in controls}
+    return QuantizationCheck(changes, control, cases, resolution)
+
+
+def small_update_run(lab: Lab, target: str, forget_split: str, share: float) -> dict:
+    """The small-update contrast of the 4-bit check (Zhang et al.): GradDiff with its TOFU recipe at
+    `share` of the rate the laboratory rule gives it, a small weight change that rounding can undo."""
+    from dataclasses import replace
+
+    from unlearning.protocol import tofu_recipe
+    from unlearning.recipes import load as load_recipe
+
+    scale = lab.recipe_scale(load_recipe(tofu_recipe("GradDiff")), target, forget_split, "tofu")
+    small = replace(scale, lr_factor=scale.lr_factor * share, why=f"{scale.why}, then x {share:g}: the small-update contrast")
+    return lab.recipe_run(tofu_recipe("GradDiff"), "GradDiff", target, forget_split=forget_split, scale=small)
+
+
+def precision_table(results, names, values=("forget_Q_A_ROUGE", "forget_Q_A_Prob", "forget_quality", "model_utility")):
+    """`quantized_results` as a table of the models `names`, a column per metric and precision."""
+    return results.pivot_table(index="method", columns="precision", values=list(values)).loc[list(names)]

@@ -383,3 +383,43 @@ def plot_checkpoints_against_stop(fixed, stopped_step: int, stopped: dict, oracl
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=7, loc="center right")
     return fig
+
+
+MUSE_PANELS = (("verbmem_f", "VerbMem forget"), ("knowmem_f", "KnowMem forget"), ("knowmem_r", "KnowMem retain"),
+               ("privleak", "PrivLeak"))
+
+
+def plot_muse_bars(results, corpora: Sequence[str], names: Sequence[str], panels=MUSE_PANELS):
+    """MUSE's four numbers per model of `names`, a row of panels per corpus (`results`: a row per
+    corpus and method); PrivLeak's panel marks 0, the ideal. Returns the figure."""
+    fig, axs = plt.subplots(len(corpora), len(panels), figsize=(13, 3.2 * len(corpora)), squeeze=False)
+    for row_axes, corpus in zip(axs, corpora):
+        part = results[results.corpus == corpus].set_index("method").loc[list(names)]
+        for ax, (key, title) in zip(row_axes, panels):
+            ax.bar(range(len(names)), part[key], color=[method_color(n) for n in names])
+            ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=7)
+            ax.set_title(f"{corpus}: {title}", fontsize=9)
+            if key == "privleak":
+                ax.axhline(0, color="black", linewidth=0.8)
+    fig.tight_layout()
+    return fig
+
+
+SCALE_PANELS = (("forget_Q_A_ROUGE", "forget ROUGE-L"), ("forget_Q_A_Prob", "forget Prob"), ("model_utility", "model utility"))
+
+
+def plot_against_size(results, panels=SCALE_PANELS):
+    """Each metric of `panels` against the parameter count (log scale), a line per method of
+    `results` (a row per size and method; the target and the oracle dashed). Returns the figure."""
+    fig, axs = plt.subplots(1, len(panels), figsize=(12, 3.6), squeeze=False)
+    for ax, (key, title) in zip(axs[0], panels):
+        for name, part in results.groupby("method", sort=False):
+            ax.plot(part.parameters, part[key], "--" if name in ("Target", "Oracle") else "-", marker="o",
+                    color=method_color(name), label=name)
+        ax.set_xscale("log")
+        ax.set_xlabel("parameters")
+        ax.set_title(title)
+        ax.set_ylim(0, 1.02)
+    axs[0][-1].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
