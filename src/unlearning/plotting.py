@@ -423,3 +423,49 @@ def plot_against_size(results, panels=SCALE_PANELS):
     axs[0][-1].legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def plot_losses_by_rule(logs):
+    """The SAGO paper's Fig. 1: retain loss and forget NLL (the negated gradient-ascent loss) at every
+    step, a line per rule of `logs` (`alignment.logs_of`). Returns the figure."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+    for rule, part in logs.groupby("rule", sort=False):
+        left.plot(part.step, part.retain_loss, color=RULE_COLORS[rule], label=rule)
+        right.plot(part.step, -part.forget_loss, color=RULE_COLORS[rule], label=rule)
+    left.set_title("retain loss (NLL)")
+    right.set_title("forget NLL (negated GA loss)")
+    for ax in (left, right):
+        ax.set_xlabel("step")
+    left.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_module_conflicts(logs, rule: str, kinds: Sequence[str]):
+    """The share of conflicting coordinates per kind of module (rows, `kinds`) and step (columns) of
+    the run of `rule`. Returns the figure."""
+    heat = logs[logs.rule == rule].set_index("step")[list(kinds)].T
+    fig, ax = plt.subplots(figsize=(10, 0.35 * len(kinds) + 1.2))
+    image = ax.imshow(heat.values, aspect="auto", cmap="RdBu_r", vmin=0, vmax=1, interpolation="nearest")
+    ax.set_yticks(range(len(kinds)), [k.removeprefix("conflict_") for k in kinds], fontsize=8)
+    every = max(1, len(heat.columns) // 10)
+    ax.set_xticks(range(0, len(heat.columns), every), heat.columns[::every])
+    ax.set_xlabel("step")
+    ax.grid(False)
+    fig.colorbar(image, ax=ax, label="conflicting share")
+    return fig
+
+
+def plot_sago_against_pcgrad(both, conflict):
+    """cos(g_final, g_r) of SAGO against module-wise PCGrad on the same gradients, a point per step
+    (`alignment.same_gradients`), coloured by a global conflict; the diagonal is a tie. Returns the figure."""
+    fig, ax = plt.subplots(figsize=(5, 4.6))
+    ax.scatter(both.cos_retain_pcgrad[conflict], both.cos_retain_sago[conflict], s=10, color="#C84545",
+               label="global conflict (cos(g_f, g_r) < 0)")
+    ax.scatter(both.cos_retain_pcgrad[~conflict], both.cos_retain_sago[~conflict], s=10, color="#2F5D8A",
+               label="no global conflict")
+    ax.plot([-0.05, 1], [-0.05, 1], color="black", linewidth=1)
+    ax.set_xlabel("cos(g_final, g_r), module-wise PCGrad")
+    ax.set_ylabel("cos(g_final, g_r), SAGO")
+    ax.legend(fontsize=8)
+    return fig
