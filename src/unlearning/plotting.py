@@ -469,3 +469,23 @@ def plot_sago_against_pcgrad(both, conflict):
     ax.set_ylabel("cos(g_final, g_r), SAGO")
     ax.legend(fontsize=8)
     return fig
+
+
+def plot_wmdp_pareto(results, objectives: Sequence[str], target_mmlu: float, chance: float = 0.25):
+    """The SAGO paper's Fig. 3 in miniature: per forget objective, WMDP accuracy against MMLU of every
+    run of the retain-weight sweep (`plot_pareto`), the target's MMLU dashed and chance dotted.
+    Returns the figure."""
+    from unlearning.methods import method_name
+
+    fig, axs = plt.subplots(1, len(objectives), figsize=(4.2 * len(objectives), 3.8), sharey=True, squeeze=False)
+    for ax, objective in zip(axs[0], objectives):
+        plot_pareto(ax, results[results.objective == objective], "forget", "mmlu_accuracy")
+        ax.axhline(target_mmlu, color="black", linestyle="--", linewidth=0.8, label="target MMLU")
+        ax.axhline(chance, color="grey", linestyle=":", linewidth=0.8)
+        ax.axvline(chance, color="grey", linestyle=":", linewidth=0.8)
+        ax.set_title(method_name(objective, "sago"))
+        ax.set_xlabel("WMDP accuracy (forget, lower is better)")
+    axs[0][0].set_ylabel("MMLU accuracy")
+    axs[0][-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,126 @@
+"""The SAGO paper's WMDP comparison (arXiv 2604.14808, main table, Fig. 3 and the granularity
+ablation), as chapter 11 builds it: every objective under every update rule per split, the recovery
+of the target's MMLU, the metrics that cannot move, and the verdicts.
+"""
+
+from __future__ import annotations
+
+from unlearning.benchmarks.wmdp import FOUR_CHOICE_CHANCE
+from unlearning.methods import method_name
+from unlearning.metrics.choice import recovery_percent
+from unlearning.protocol import Lab, sago_grid
+
+GRANULARITY = ("pcgrad_global", "pcgrad", "sago")  # coarse to fine: one gate, one per module, one per coordinate
+WMDP_COLUMNS = {"forget": "WMDP (own split)", "mmlu_accuracy": "MMLU", "recovery %": "recovery %", "alpha": "alpha"}
+
+
+def wmdp_grid(lab: Lab, base: str, split: str, objectives, target: dict, **options):
+    """The SAGO grid (`protocol.sago_grid`) of one WMDP split from the model `base` with the
+    split's recipe and corpora: a row per run, `forget` the split's own four-choice accuracy and
+    `recovery %` its MMLU against the target's (`target`: the base model's evaluation)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(sago_grid(lab, "wmdp", base, objectives, recipe=f"sago/wmdp-{split}",
+                                   forget_split=f"{split}-forget-corpus", retain_split=f"{split}-retain-corpus",
+                                   **options)).drop(columns="run")
+    frame.insert(0, "split", split)
+    frame["forget"] = frame[f"wmdp-{split}_accuracy"]
+    frame["recovery %"] = [recovery_percent(m, target["mmlu_accuracy"]) for m in frame["mmlu_accuracy"]]
+    return frame
+
+
+def question_counts(lab: Lab) -> dict[str, int]:
+    """How many questions each four-choice set of WMDP-mini holds (they size the sampling intervals)."""
+    return {s: lab.forget_size("wmdp", s) for s in ("wmdp-bio", "wmdp-cyber", "mmlu")}
+
+
+def flat_wmdp_metrics(target: dict, questions: dict) -> dict[str, str]:
+    """The accuracies the target already answers at chance, within the 95 % sampling interval of
+    its question set: nothing to unlearn there, no signal (`floors.near_level`)."""
+    from unlearning import verdicts
+    from unlearning.floors import near_level
+
+    flat = {}
+    for column in ("wmdp-bio_accuracy", "wmdp-cyber_accuracy", "mmlu_accuracy"):
+        name = column.replace("_accuracy", "")
+        width = verdicts.accuracy_resolution(target[column], questions[name], paired=False)
+        flat.update(near_level(target[column], FOUR_CHOICE_CHANCE, column, name.replace("wmdp", "WMDP"), "chance, 1/4",
+                               tolerance=width))
+    return flat
+
+
+def wmdp_table(main, flat: dict, splits):
+    """The main table (a row per split, objective and variant) with the columns that cannot move
+    marked; the note names them (and any flat metric the table does not show). Returns (table, note)."""
+    from unlearning.floors import mark
+
+    table = main.set_index(["split", "objective", "variant"])[list(WMDP_COLUMNS)].rename(columns=WMDP_COLUMNS)
+    shown = {"mmlu_accuracy": "MMLU"} | ({"forget": "WMDP (own split)"} if all(
+        f"wmdp-{split}_accuracy" in flat for split in splits) else {})
+    table, note = mark(table, {k: v for k, v in flat.items() if k in shown}, shown,
+                       elsewhere="Knowledge with signal, on a real pretrained model: {doc}`14-tofu-real`.")
+    return table, note + " ".join(f" {v}" for k, v in flat.items() if k not in shown)
+
+
+def granularity_table(main):
+    """MMLU per split and objective under each rule, plain summation then coarse to fine."""
+    gran = main[main.rule.isin(["sum", *GRANULARITY])]
+    return gran.pivot_table(index=["split", "objective"], columns="rule", values="mmlu_accuracy")[["sum", *GRANULARITY]]
+
+
+class WmdpVerdicts:
+    """The SAGO paper's WMDP claims on one grid: utility recovered by PCGrad and SAGO over +GD at no
+    weaker forgetting (`verdicts.utility_recovered`), and retention ordered by granularity
+    (`verdicts.ordered_by_granularity`), each read against the 95 % sampling interval of a
+    difference of two accuracies on the same questions."""
+
+    def __init__(self, main, target: dict, questions: dict, flat: dict, splits, objectives):
+        from unlearning import verdicts
+
+        self.main, self.target, self.questions, self.splits = main, target, questions, list(splits)
+        self.cases = [(split, o) for split in splits for o in objectives]
+        self.recovery = {}
+        for split, objective in self.cases:
+            part = self.part(split, objective)
+            no_signal = (verdicts.knowledge_to_remove(target[f"wmdp-{split}_accuracy"], FOUR_CHOICE_CHANCE,
+                                                      questions[f"wmdp-{split}"]) or flat.get("mmlu_accuracy", ""))
+            self.recovery[split, objective] = verdicts.utility_recovered(
+                part.loc["sum"], {r: part.loc[r] for r in ("pcgrad", "sago")}, *self.resolutions(split), no_signal=no_signal)
+        self.granularity = {case: verdicts.ordered_by_granularity(
+            [self.part(*case).loc[r, "utility"] for r in GRANULARITY], [self.part(*case).loc[r, "forget"] for r in GRANULARITY],
+            *self.resolutions(case[0])) for case in granularity_table(main).index}
+
+    def part(self, split: str, objective: str):
+        """One split's runs of one objective, by rule, MMLU as `utility`."""
+        rows = self.main[(self.main.split == split) & (self.main.objective == objective)].set_index("rule")
+        return rows.rename(columns={"mmlu_accuracy": "utility"})
+
+    def resolutions(self, split: str) -> tuple[float, float]:
+        """The 95 % sampling interval of a difference of two models' accuracies on the forget split and on MMLU."""
+        from unlearning.verdicts import accuracy_resolution
+
+        return (accuracy_resolution(self.target[f"wmdp-{split}_accuracy"], self.questions[f"wmdp-{split}"]),
+                accuracy_resolution(self.target["mmlu_accuracy"], self.questions["mmlu"]))
+
+    @staticmethod
+    def label(case) -> str:
+        return f"{case[0]} {method_name(case[1], 'sago')}"
+
+    def measured(self, split: str, objective: str) -> str:
+        """The recovery under +GD, PCGrad and SAGO and the forget accuracy of each, in one line."""
+        part = self.part(split, objective)
+        naive, pc, sago = part.loc["sum"], part.loc["pcgrad"], part.loc["sago"]
+        return (f"{split} {method_name(objective, 'sago')}: recovery {naive['recovery %']:.0f} % (+GD) → "
+                f"{pc['recovery %']:.0f} % (PCGrad) → {sago['recovery %']:.0f} % (SAGO) at forget accuracy "
+                f"{naive['forget']:.2f} / {pc['forget']:.2f} / {sago['forget']:.2f}")
+
+    def recovery_text(self) -> str:
+        return "; ".join(f"{self.measured(*case)}: {v.verdict}" + (f" ({v.reason})" if v.reason else "")
+                         for case, v in self.recovery.items())
+
+    def granularity_text(self) -> str:
+        return "; ".join(f"{self.label(case)} {v.verdict}" + (f" ({v.reason})" if v.reason else "")
+                         for case, v in self.granularity.items())
+
+    def resolution_text(self) -> str:
+        return ", ".join(f"{s}: forget {self.resolutions(s)[0]:.3f}, MMLU {self.resolutions(s)[1]:.3f}" for s in self.splits)
