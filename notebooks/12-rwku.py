@@ -43,61 +43,84 @@ check_parameters("12-rwku", globals())  # every parameter, before any work: one 
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS, summarise
+from unlearning import recipes, verdicts
+from unlearning.benchmarks.rwku import summarise
 from unlearning.claims import record
-from unlearning.floors import RECALL_BAR, below, mark
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
-from unlearning import recipes
-from unlearning import verdicts
-from unlearning.protocol import Lab, rwku_resolutions, sago_gains, sago_grid, sago_versus_pcgrad
+from unlearning.presentation import glue
+from unlearning.protocol import Lab, rwku_resolutions, sago_gains, sago_versus_pcgrad
+from unlearning.retention import flat_rwku_metrics, rwku_floor, rwku_grid, rwku_table
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
 base = f"base-{size}"
 target = lab.evaluate("rwku", lab.model(base))
-results = pd.DataFrame(sago_grid(lab, "rwku", base, objectives, recipe="sago/rwku")).drop(columns="run")
+results, _ = rwku_grid(lab, "rwku", base, objectives)
 recipes.show(lab, "sago/rwku", sorted(set(results.recipe.str.split(" ").str[0])), base, benchmark="rwku")
-results = results.join(pd.DataFrame([summarise(r) for _, r in results.iterrows()], index=results.index))
+
+# %% [markdown]
+# ## Forgetting against neighbour knowledge
+#
+# The SAGO paper's Fig. 4 reads each run as a point: how much of the targets it still recalls (left
+# is better) against how much of the neighbours it keeps (up is better). A rule that keeps more
+# neighbour knowledge at the same forgetting sits above the others at the same horizontal position.
+# One panel per objective; the dashed lines cross at the target, where every run starts, so a run's
+# distance from that crossing is what its unlearning did.
 
 # %% mystnb={"figure": {"caption": "RWKU-mini: forget metric (mean ROUGE-L recall over forget levels 1-3, lower is better) against neighbour ROUGE-L recall (mean of levels 1-2, higher is better); markers as in the SAGO paper's Fig. 4 (circle forget-only, square +GD, triangles PCGrad global/module-wise, star SAGO). The dashed lines mark the target.", "name": "fig-rwku-pareto"}} tags=["hide-input"]
 t = summarise(target)
 plot_forget_neighbour_panels(results, t, objectives)
 plt.show()
 
+# %% [markdown]
+# ## Every number
+#
+# Forget levels 1-3 are RWKU's three probe kinds about the targets: a cloze statement (L1), a plain
+# question (L2) and an adversarial rephrasing (L3), each scored by the ROUGE-L recall of the greedy
+# answer (lower is better after unlearning). Neighbour levels 1-2 ask the same kinds of probes about
+# the neighbours (higher is better). The last column is the membership AUC of the passages about the
+# targets against passages about people who are neither targets nor neighbours, under the Min-K%
+# attack (0.5: the model treats them alike).
+
 # %% tags=["hide-input"]
-display(Markdown(f"Target (base-{size}): forget {t['forget']:.3f}, neighbour {t['neighbour']:.3f}."))
 # RWKU measures forgetting of what the model knows: a level the target hardly recalls is a floor
-flat = {}
-for column in FORGET_METRICS:
-    flat.update(below(target[column], RECALL_BAR, column, TABLE_COLUMNS[column], "RWKU needs a model that recalls at least "
-                      "half of its forget probes"))
-table, note = mark(results.set_index(["objective", "variant"])[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS), flat,
-                   TABLE_COLUMNS, elsewhere="Knowledge with signal, on a real pretrained model: {doc}`15-rwku-real`.")
-display(Markdown(note))
+flat = flat_rwku_metrics(target)
+table, note = rwku_table(results, flat, elsewhere="Knowledge with signal, on a real pretrained model: {doc}`15-rwku-real`.")
+glue(target_forget=t["forget"], target_neighbour=t["neighbour"], note=note or " ")
 table.round(3)
 
 # %% [markdown]
+# Target (the base model): forget {glue:text}`target_forget:.3f`, neighbour
+# {glue:text}`target_neighbour:.3f`. {glue:md}`note`
+#
 # (verdict-rwku)=
 # ## Did the claim hold?
+#
+# The paper reports SAGO ahead of PCGrad by 3.4 to 13.3 points. A gain bought with weaker forgetting
+# (a larger forget number) does not count as one, and a gap smaller than one probe's move of a
+# summary decides nothing (`verdicts.sago_keeps_more_over`). The summaries are RWKU's own: the
+# forget number averages levels 1-3, the neighbour number levels 1-2, so one probe answered or lost
+# moves a summary by the mean of its levels' steps, which is what the sentence below reports.
 
 # %% tags=["hide-input"]
 step = rwku_resolutions(lab, "rwku")  # one probe's move of each summary
-# every forget level below what RWKU needs (the floors above): the grid cannot separate the rules
-floor = ("the target recalls under half of its forget probes at every level (" + ", ".join(
-    f"{TABLE_COLUMNS[c]} {target[c]:.2f}" for c in FORGET_METRICS) + "): a floor" if len(flat) == len(FORGET_METRICS) else "")
+floor = rwku_floor(target, flat)  # every forget level below what RWKU needs: the grid cannot separate the rules
 gains = sago_gains(results, objectives)
-display(Markdown("**Did the claim hold in miniature?** " + "; ".join(sago_versus_pcgrad(results, objectives)) + ". The "
-                 "paper reports SAGO ahead of PCGrad by 3.4 to 13.3 points; a gain bought with weaker forgetting (a "
-                 "larger forget number) does not count as one, and one probe moves the forget summary by "
-                 f"{step['forget']:.3f} and the neighbour summary by {step['neighbour']:.3f}, so a smaller gap decides "
-                 "nothing." + (
-                     f" Here the target itself recalls little about the targets (forget ROUGE-L {t['forget']:.2f}, "
-                     f"neighbour {t['neighbour']:.2f}), so the grid sits on a floor and cannot separate the rules: a "
-                     "limit of the tiny base model, not evidence for or against the claim; {doc}`15-rwku-real` runs the "
-                     "grid on a model that knows its targets." if floor else "")))
+glue(lines="; ".join(sago_versus_pcgrad(results, objectives)), step_forget=step["forget"],
+     step_neighbour=step["neighbour"], floor=(
+         f"Here the target itself recalls little about the targets (forget ROUGE-L {t['forget']:.2f}, neighbour "
+         f"{t['neighbour']:.2f}), so the grid sits on a floor and cannot separate the rules: a limit of the tiny base "
+         "model, not evidence for or against the claim; {doc}`15-rwku-real` runs the grid on a model that knows its "
+         "targets." if floor else " "))
+
+# %% [markdown]
+# **Did the claim hold in miniature?** {glue:md}`lines`. One probe moves the forget summary by
+# {glue:text}`step_forget:.3f` and the neighbour summary by {glue:text}`step_neighbour:.3f`, so a
+# smaller gap decides nothing. {glue:md}`floor`
+
+# %% tags=["hide-input"]
 display(Markdown(record(
     "sago-rwku", "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
                            f"{g['forget_sago']:.2f})" for g in gains) or "no +GD/PCGrad/SAGO triple in this profile",

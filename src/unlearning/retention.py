@@ -1,6 +1,10 @@
-"""The SAGO paper's WMDP comparison (arXiv 2604.14808, main table, Fig. 3 and the granularity
-ablation), as chapter 11 builds it: every objective under every update rule per split, the recovery
-of the target's MMLU, the metrics that cannot move, and the verdicts.
+"""The SAGO paper's comparisons (arXiv 2604.14808), as chapters 11, 12 and 15 build them.
+
+- WMDP (main table, Fig. 3, the granularity ablation): every objective under every update rule per
+  split, the recovery of the target's MMLU, the metrics that cannot move (`flat_wmdp_metrics`) and
+  the verdicts (`WmdpVerdicts`);
+- RWKU (Fig. 4): the grid with RWKU's forget and neighbour summaries (`rwku_grid`), the forget
+  levels the target hardly recalls (`flat_rwku_metrics`) and the table of every number.
 """
 
 from __future__ import annotations
@@ -124,3 +128,56 @@ class WmdpVerdicts:
 
     def resolution_text(self) -> str:
         return ", ".join(f"{s}: forget {self.resolutions(s)[0]:.3f}, MMLU {self.resolutions(s)[1]:.3f}" for s in self.splits)
+
+
+def rwku_grid(lab: Lab, benchmark: str, model: str, objectives, rules=None, **options):
+    """The SAGO grid (`protocol.sago_grid`, the recipe `sago/rwku`) on an RWKU benchmark from `model`:
+    a row per run with its metrics and RWKU's summaries (`forget`: mean of forget levels 1-3,
+    `neighbour`: mean of neighbour levels 1-2; `benchmarks.rwku.summarise`), and the grid's budgets
+    in optimizer steps. Returns (table, budgets)."""
+    import pandas as pd
+
+    from unlearning.benchmarks.rwku import summarise
+    from unlearning.protocol import SAGO_RULES
+
+    grid = sago_grid(lab, benchmark, model, objectives, SAGO_RULES if rules is None else rules, recipe="sago/rwku",
+                     **options)
+    results = pd.DataFrame(grid).drop(columns="run")
+    results = results.join(pd.DataFrame([summarise(r) for _, r in results.iterrows()], index=results.index))
+    return results, sorted({row["run"]["steps"] for row in grid})
+
+
+def flat_rwku_metrics(target: dict) -> dict[str, str]:
+    """The forget levels the target recalls under half of (`floors.RECALL_BAR`): RWKU measures the
+    forgetting of what a model knows, so such a level is a floor."""
+    from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS
+    from unlearning.floors import RECALL_BAR, below
+
+    flat = {}
+    for column in FORGET_METRICS:
+        flat.update(below(target[column], RECALL_BAR, column, TABLE_COLUMNS[column],
+                          "RWKU needs a model that recalls at least half of its forget probes"))
+    return flat
+
+
+def rwku_table(rows, flat: dict | None = None, elsewhere: str = ""):
+    """Every RWKU number of `rows` (a table with objective, variant and the metrics), the columns of
+    `flat` marked. Returns (table, note)."""
+    import pandas as pd
+
+    from unlearning.benchmarks.rwku import TABLE_COLUMNS
+    from unlearning.floors import mark
+
+    table = pd.DataFrame(rows).set_index(["objective", "variant"])[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS)
+    return mark(table, flat or {}, TABLE_COLUMNS, elsewhere=elsewhere)
+
+
+def rwku_floor(target: dict, flat: dict) -> str:
+    """Why the grid cannot separate the rules when the target recalls under half of its forget
+    probes at every level (`flat_rwku_metrics` flags all three), else an empty string."""
+    from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS
+
+    if not all(c in flat for c in FORGET_METRICS):
+        return ""
+    return ("the target recalls under half of its forget probes at every level ("
+            + ", ".join(f"{TABLE_COLUMNS[c]} {target[c]:.2f}" for c in FORGET_METRICS) + "): a floor")
