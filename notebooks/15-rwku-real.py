@@ -60,71 +60,72 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
+from unlearning import recipes, verdicts
 from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.common import EvalConfig
-from unlearning.benchmarks.rwku import TABLE_COLUMNS, summarise
+from unlearning.benchmarks.rwku import PROBE_SPLITS, summarise
 from unlearning.claims import record
 from unlearning.data import read_jsonl
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
-from unlearning import recipes
-from unlearning import verdicts
-from unlearning.protocol import (REAL_BASE, SAGO_OBJECTIVES, SAGO_RULES, Lab, rwku_resolutions, sago_gains, sago_grid,
-                                 sago_versus_pcgrad)
+from unlearning.presentation import glue
+from unlearning.protocol import REAL_BASE, SAGO_OBJECTIVES, SAGO_RULES, Lab, rwku_resolutions, sago_gains, sago_versus_pcgrad
+from unlearning.retention import curation_by_person, judged_resolution, rules_over_seeds, rwku_grid, rwku_table
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
 bench, data = get_benchmark("rwku-real"), lab.data / "rwku-real"
-display(Markdown(f"The start model is the original checkpoint (`models/{REAL_BASE}`), as in RWKU."))
+glue(start=f"`models/{REAL_BASE}`")
 
 # %% [markdown]
+# The start model is the original checkpoint ({glue:md}`start`), as in RWKU.
+#
 # ## What the model knows
 #
 # One row per candidate target: how many of its candidate probes the original model answered
 # (forget levels 1-3 and its neighbour's levels 1-2), and whether it was chosen.
 
 # %% tags=["hide-input"]
-curation = pd.DataFrame(read_jsonl(data / "curation.json"))
-per_person = curation.groupby(["subject", "role"], sort=False).agg(candidates=("candidates", "sum"), kept=("kept", "sum"),
-                                                                   chosen=("chosen", "first"))
-per_person["answered"] = per_person["kept"] / per_person["candidates"]
-chosen_targets = per_person.xs("target", level="role").query("chosen")
-display(Markdown(
-    f"**Signal.** The chosen targets' forget probes: the original model answered "
-    f"{chosen_targets['kept'].sum()} of {chosen_targets['candidates'].sum()} candidates "
-    f"({chosen_targets['kept'].sum() / chosen_targets['candidates'].sum():.0%}; RWKU needs at least half), "
-    f"and the kept ones are the forget set. Probes kept: " + ", ".join(
-        f"{split} {len(bench.load(data, split))}" for split in
-        ("forget_level1", "forget_level2", "forget_level3", "neighbor_level1", "neighbor_level2")) + "."))
+per_person = curation_by_person(pd.DataFrame(read_jsonl(data / "curation.json")))
+chosen = per_person.xs("target", level="role").query("chosen")
+corpus = bench.load(data, "train_original_passage")
+glue(kept=int(chosen["kept"].sum()), candidates=int(chosen["candidates"].sum()),
+     answered=chosen["kept"].sum() / chosen["candidates"].sum(),
+     probes=", ".join(f"{split} {len(bench.load(data, split))}" for split in PROBE_SPLITS), passages=len(corpus),
+     example=f"{corpus[0]['subject']}:\n\n> " + corpus[0]["text"].replace("\n", " "))
 per_person.round(2)
 
-# %% tags=["hide-input"]
-corpus = bench.load(data, "train_original_passage")
-display(Markdown(f"The forget corpus: {len(corpus)} passages the model wrote about its targets, e.g. about "
-                 f"{corpus[0]['subject']}:\n\n> " + corpus[0]["text"].replace("\n", " ")))
+# %% [markdown]
+# `candidates` counts the probes written for a person, `kept` those the original model answered
+# (they stay in the data), `answered` the share, and `chosen` marks the pairs the data keep: the
+# targets the model knows best, at least a third of their candidate forget probes answered. A
+# neighbour's probes are kept the same way, since a fact the model never knew cannot be damaged by
+# unlearning and so says nothing about what a rule keeps.
+#
+# **Signal.** The chosen targets' forget probes: the original model answered {glue:text}`kept` of
+# {glue:text}`candidates` candidates ({glue:text}`answered:.0%`; RWKU needs at least half), and the
+# kept ones are the forget set. Probes kept: {glue:md}`probes`.
+#
+# The forget corpus: {glue:text}`passages` passages the model wrote about its targets, e.g. about
+# {glue:md}`example`
 
 # %% tags=["hide-input"]
 config = EvalConfig(max_new_tokens=answer_tokens)
-if answer_tokens != EvalConfig.max_new_tokens:
-    display(Markdown(f"This profile generates {answer_tokens} tokens of every answer, not {EvalConfig.max_new_tokens}."))
 left_out = [f"the objective {o}" for o in SAGO_OBJECTIVES if o not in objectives] + [
     f"the rule {r}" for r in SAGO_RULES if r not in rules]
-if left_out:
-    display(Markdown(f"Left out of this profile's grid to keep the book within its time budget: {', '.join(left_out)}. "
-                     "Every run that is in it runs its recipe's full budget."))
+glue(tokens=f"This profile generates {answer_tokens} tokens of every answer, not {EvalConfig.max_new_tokens}."
+     if answer_tokens != EvalConfig.max_new_tokens else f"Every answer is {answer_tokens} greedy tokens at most.",
+     left_out=f"Left out of this profile's grid to keep the book within its time budget: {', '.join(left_out)}. Every "
+     "run that is in it runs its recipe's full budget." if left_out else "The grid is the paper's whole grid.")
 start = lab.evaluate("rwku-real", lab.model(REAL_BASE), config=config)
 # no geometry on the real model: comparing four rules on every step's gradients costs seconds a step
-grid = sago_grid(lab, "rwku-real", REAL_BASE, objectives, rules, recipe="sago/rwku", record_geometry=False,
-                 evaluate_config=config)
-budget = sorted({row["run"]["steps"] for row in grid})  # the budgets, in optimizer steps
-results = pd.DataFrame(grid).drop(columns="run")
-results = results.join(pd.DataFrame([summarise(r) for _, r in results.iterrows()], index=results.index))
-extra = {}
+results, budget = rwku_grid(lab, "rwku-real", REAL_BASE, objectives, rules, record_geometry=False, evaluate_config=config)
 if with_masc:  # beyond both papers: MASC with its recipe for a text corpus (MUSE News)
     masc = lab.recipe_run("masc/muse-news", "MASC", REAL_BASE, benchmark="rwku-real")
     masc_metrics = lab.evaluate("rwku-real", masc["dir"], config=config)
-    extra["MASC"] = tuple(summarise(masc_metrics).values())
 
 # %% [markdown]
+# {glue:md}`tokens` {glue:md}`left_out`
+#
 # ## The SAGO grid and MASC
 #
 # Every objective (GA, NPO and SimNPO, each with GD on the retain corpus) runs forget-only and under
@@ -142,15 +143,20 @@ if with_masc:
 
 # %% mystnb={"figure": {"caption": "RWKU on the real model: forget metric (mean ROUGE-L recall over forget levels 1-3, lower is better) against neighbour ROUGE-L recall (mean of levels 1-2, higher is better); markers as in the SAGO paper's Fig. 4 (circle forget-only, square +GD, triangles PCGrad global/module-wise, star SAGO), MASC as a diamond. The dashed lines mark the original model.", "name": "fig-rwku-real-pareto"}} tags=["hide-input"]
 s = summarise(start)
-plot_forget_neighbour_panels(results, s, objectives, extra)
+plot_forget_neighbour_panels(results, s, objectives, {"MASC": tuple(summarise(masc_metrics).values())} if with_masc else {})
 plt.show()
 
+# %% [markdown]
+# ## Every number
+#
+# The original model first, then every run of the grid (forget-only and each rule with the GD
+# retain term), then MASC: the three forget levels, the two neighbour levels and the membership AUC
+# of the forget passages, as in {doc}`12-rwku`.
+
 # %% tags=["hide-input"]
-rows = [{"objective": "Original", "variant": "-", **start}] + results.to_dict("records")
-if with_masc:
-    rows.append({"objective": "MASC", "variant": f"self-stopped, {masc['steps']} steps", **masc_metrics})
-table = pd.DataFrame(rows).set_index(["objective", "variant"])[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS)
-table.round(3)
+rows = [{"objective": "Original", "variant": "-", **start}] + results.to_dict("records") + (
+    [{"objective": "MASC", "variant": f"self-stopped, {masc['steps']} steps", **masc_metrics}] if with_masc else [])
+rwku_table(rows)[0].round(3)
 
 # %% [markdown]
 # ## PCGrad and SAGO over seeds
@@ -158,54 +164,55 @@ table.round(3)
 # The first objective's PCGrad and SAGO runs again with other seeds (the order of the forget and retain
 # blocks). The larger range of either rule's forget and neighbour summaries across the seeds is the
 # smallest gap the verdict below can resolve, beside one probe; the other objectives ran one seed each
-# and are judged at the same resolution.
+# and are judged at the same resolution. Only these two rules are reseeded because the claim compares
+# only them.
 
 # %% tags=["hide-input"]
 compared = [r for r in ("pcgrad", "sago") if r in rules]
-seed_rows = [{"seed": 0, **row} for row in results[(results.objective == objectives[0])
-                                                   & results.rule.isin(compared)].to_dict("records")]
-for seed in seeds:
-    for row in sago_grid(lab, "rwku-real", REAL_BASE, objectives[:1], compared, recipe="sago/rwku",
-                         record_geometry=False, evaluate_config=config, forget_only=False, seed=seed):
-        seed_rows.append({"seed": seed, **row, **summarise(row)})
-over_seeds = pd.DataFrame(seed_rows).set_index(["rule", "seed"])[["forget", "neighbour"]]
-if seeds and compared:
-    display(over_seeds.round(3))
-else:
-    display(Markdown("This profile runs one seed: the resolution below is one probe."))
+over_seeds = rules_over_seeds(lab, "rwku-real", REAL_BASE, objectives[0], compared, seeds, results,
+                              record_geometry=False, evaluate_config=config)
+step = rwku_resolutions(lab, "rwku-real")  # one probe's move of the forget and neighbour summaries
+judged_at, judged_as = judged_resolution(step, over_seeds, bool(seeds and compared))
+over_seeds.round(3) if seeds and compared else Markdown("This profile runs one seed: the resolution below is one probe.")
 
 # %% [markdown]
 # (verdict-rwku-real)=
 # ## Did the claim hold?
+#
+# The paper reports SAGO ahead of PCGrad by 3.4 to 13.3 points at similar forgetting; a gain bought
+# with weaker forgetting (a larger forget number) does not count as one.
+#
+# Per objective with +GD, PCGrad and SAGO runs, `verdicts.sago_keeps_more` reads SAGO's neighbour
+# summary minus PCGrad's: held when SAGO keeps more by more than the resolution without forgetting
+# less by more than the forget resolution, did not hold when it keeps less or keeps more only by
+# forgetting less, cannot tell when the gap lies inside the resolution. The objectives' verdicts
+# are then combined; and when no run moved the forget summary by more than one probe from the
+# original model, there is no forgetting to compare at, and the page cannot tell.
 
 # %% tags=["hide-input"]
-lines = sago_versus_pcgrad(results, objectives)
-sizes = {split: len(bench.load(data, split)) for split in ("forget_level1", "forget_level2", "forget_level3",
-                                                           "neighbor_level1", "neighbor_level2")}
-step = rwku_resolutions(lab, "rwku-real")  # one probe's move of the forget and neighbour summaries
-if seeds and compared:  # the larger of one probe and either rule's range over the seeds
-    ranges = [verdicts.seed_resolution(step, part.to_dict("records")) for _, part in over_seeds.groupby(level="rule")]
-    judged_at = {key: max(r[key] for r in ranges) for key in step}
-    judged_as = f"the larger of one probe and the range over {len(seeds) + 1} seeds"
-else:
-    judged_at, judged_as = step, "one probe"
-unmoved = verdicts.unmoved_forgetting(s["forget"], min(results["forget"]), step["forget"])
-display(Markdown(
-    "**Did the claim hold on real knowledge?** " + ("; ".join(lines) or "This profile's grid has no +GD, PCGrad "
-                                                    "and SAGO runs of one objective to compare") + ". The paper reports SAGO ahead of PCGrad by "
-    "3.4 to 13.3 points at similar forgetting; a gain bought with weaker forgetting (a larger forget number) does "
-    "not count as one. " + (
-        f"The original model recalls its targets (forget {s['forget']:.2f}, neighbour {s['neighbour']:.2f}) and "
-        f"the grid moves the forget metric down to {min(results['forget']):.2f}, so these comparisons carry signal."
-        f" One probe more or less moves the forget summary by about {step['forget']:.2f} and the neighbour "
-        f"summary by about {step['neighbour']:.2f} ({sum(sizes.values())} probes in all), so a difference of a few "
-        f"hundredths is one or two probes; the runs took {'/'.join(map(str, budget))} steps, and gaps are judged at "
-        f"{judged_as} (forget {judged_at['forget']:.3f}, neighbour {judged_at['neighbour']:.3f})."
-        if not unmoved else
-        f"The grid hardly moved the forget metric (original {s['forget']:.2f}, best {min(results['forget']):.2f}) "
-        "under this budget: the comparison says nothing yet; a larger learning rate or more epochs would.") + (
-        f" MASC stopped by itself after {masc['steps']} steps at forget {extra['MASC'][0]:.2f}, neighbour "
-        f"{extra['MASC'][1]:.2f}." if with_masc else "")))
+best = min(results["forget"])
+unmoved = verdicts.unmoved_forgetting(s["forget"], best, step["forget"])
+probes = sum(len(bench.load(data, split)) for split in PROBE_SPLITS)
+glue(lines="; ".join(sago_versus_pcgrad(results, objectives)) or "This profile's grid has no +GD, PCGrad and SAGO "
+     "runs of one objective to compare", start_forget=s["forget"], start_neighbour=s["neighbour"], best=best,
+     signal="these comparisons carry signal" if not unmoved else "the grid hardly moved it under this budget, so the "
+     "comparison says nothing yet (a larger learning rate or more epochs would)", step_forget=step["forget"],
+     step_neighbour=step["neighbour"], probes=probes, budget="/".join(map(str, budget)), judged_as=judged_as,
+     judged_forget=judged_at["forget"], judged_neighbour=judged_at["neighbour"],
+     masc=f"MASC stopped by itself after {masc['steps']} steps at forget {summarise(masc_metrics)['forget']:.2f}, "
+          f"neighbour {summarise(masc_metrics)['neighbour']:.2f}." if with_masc else " ")
+
+# %% [markdown]
+# **Did the claim hold on real knowledge?** {glue:md}`lines`. The original model recalls its targets
+# (forget {glue:text}`start_forget:.2f`, neighbour {glue:text}`start_neighbour:.2f`) and the grid's
+# best run moves the forget metric to {glue:text}`best:.2f`: {glue:md}`signal`. One probe more or
+# less moves the forget summary by about {glue:text}`step_forget:.2f` and the neighbour summary by
+# about {glue:text}`step_neighbour:.2f` ({glue:text}`probes` probes in all), so a difference of a few
+# hundredths is one or two probes; the runs took {glue:md}`budget` steps, and gaps are judged at
+# {glue:md}`judged_as` (forget {glue:text}`judged_forget:.3f`, neighbour
+# {glue:text}`judged_neighbour:.3f`). {glue:md}`masc`
+
+# %% tags=["hide-input"]
 gains = sago_gains(results, objectives)
 display(Markdown(record(
     "sago-rwku-real", "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "

@@ -181,3 +181,40 @@ def rwku_floor(target: dict, flat: dict) -> str:
         return ""
     return ("the target recalls under half of its forget probes at every level ("
             + ", ".join(f"{TABLE_COLUMNS[c]} {target[c]:.2f}" for c in FORGET_METRICS) + "): a floor")
+
+
+def curation_by_person(curation):
+    """RWKU-real's curation log (a row per subject, role and probe split: candidates, kept, chosen)
+    per person and role: candidate probes, those the original model answered and were kept, the
+    share answered, and whether the person was chosen."""
+    per_person = curation.groupby(["subject", "role"], sort=False).agg(candidates=("candidates", "sum"),
+                                                                       kept=("kept", "sum"), chosen=("chosen", "first"))
+    per_person["answered"] = per_person["kept"] / per_person["candidates"]
+    return per_person
+
+
+def rules_over_seeds(lab: Lab, benchmark: str, model: str, objective: str, rules, seeds, results, **options):
+    """The grid's runs of `objective` under `rules` again with each seed of `seeds` (the order of the
+    packed blocks), beside seed 0's rows of `results`: the forget and neighbour summaries per rule
+    and seed."""
+    import pandas as pd
+
+    from unlearning.benchmarks.rwku import summarise
+
+    rows = [{"seed": 0, **row} for row in results[(results.objective == objective) & results.rule.isin(rules)].to_dict("records")]
+    for seed in seeds:
+        rows += [{"seed": seed, **row, **summarise(row)} for row in sago_grid(
+            lab, benchmark, model, [objective], rules, recipe="sago/rwku", forget_only=False, seed=seed, **options)]
+    return pd.DataFrame(rows).set_index(["rule", "seed"])[["forget", "neighbour"]]
+
+
+def judged_resolution(step: dict, over_seeds, reseeded: bool) -> tuple[dict, str]:
+    """The resolution of "SAGO keeps more": the larger of one probe (`step`) and either rule's range
+    over the seeds (`rules_over_seeds`) when the runs were reseeded, else one probe; with its name."""
+    from unlearning.verdicts import seed_resolution
+
+    if not reseeded:
+        return step, "one probe"
+    ranges = [seed_resolution(step, part.to_dict("records")) for _, part in over_seeds.groupby(level="rule")]
+    seeds = over_seeds.index.get_level_values("seed").nunique()
+    return {key: max(r[key] for r in ranges) for key in step}, f"the larger of one probe and the range over {seeds} seeds"
