@@ -69,10 +69,11 @@ LAYERS = (
     ("metrics", {"metrics"}),
     ("benchmarks", {"benchmarks", "world"}),
     ("models and methods", {"models", "methods"}),
-    ("engine and evaluation", {"engine", "evaluate", "gates", "fetch", "trajectory", "claims", "verdicts", "plotting"}),
+    ("engine and evaluation", {"engine", "evaluate", "gates", "fetch", "trajectory", "claims", "verdicts", "plotting",
+                               "alignment"}),
     ("runs", {"runs", "learning"}),
     ("recipes", {"recipes"}),
-    ("protocol", {"protocol"}),
+    ("protocol", {"protocol", "comparison", "retention"}),
     ("entry points", {"parameters", "execution"}),
     ("cli", {"cli"}),
 )
