@@ -80,8 +80,8 @@ pd.DataFrame(references).set_index("name").round(3)
 #
 # MASC runs under the book's shared protocol and stops by itself; GradDiff runs a fixed budget.
 # Both go through the run store, so the same command line (`unlearning unlearn`) or a later
-# chapter asking for the same run reads this one back. The MASC run of the mini profile from a
-# shell (its step cap is the chapter's `masc_cap`):
+# chapter asking for the same run reads this one back. A MASC run like it from a shell (the step cap
+# given as the chapter's `masc_cap`):
 #
 # ```bash
 # unlearning unlearn --benchmark tofu-mini --model models/mini/tofu/target-s --method MASC --max-steps 400

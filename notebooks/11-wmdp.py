@@ -90,7 +90,8 @@ for split in splits:
 # `WMDP (own split)` is the accuracy on the split's own hazardous questions (lower is better; 0.25 is
 # chance), `recovery %` the run's MMLU as a share of the target's, and `alpha` the retain weight the
 # run used (0 for forget-only). A row with low WMDP accuracy and high recovery is what the paper's
-# claim asks for; a low recovery at low WMDP accuracy is a model that forgot by breaking.
+# claim asks for; a low recovery at low WMDP accuracy is a model that forgot by breaking. The note
+# under the table names any column that cannot move on this profile.
 
 # %% tags=["hide-input"]
 # an accuracy the target already answers at chance (within its 95 % sampling interval) cannot drop: no signal

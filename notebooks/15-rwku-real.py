@@ -197,7 +197,7 @@ glue(lines="; ".join(sago_versus_pcgrad(results, objectives)) or "This profile's
      "runs of one objective to compare", start_forget=s["forget"], start_neighbour=s["neighbour"], best=best,
      signal="these comparisons carry signal" if not unmoved else "the grid hardly moved it under this budget, so the "
      "comparison says nothing yet (a larger learning rate or more epochs would)", step_forget=step["forget"],
-     step_neighbour=step["neighbour"], probes=probes, budget="/".join(map(str, budget)), judged_as=judged_as,
+     step_neighbour=step["neighbour"], n_probes=probes, budget="/".join(map(str, budget)), judged_as=judged_as,
      judged_forget=judged_at["forget"], judged_neighbour=judged_at["neighbour"],
      masc=f"MASC stopped by itself after {masc['steps']} steps at forget {summarise(masc_metrics)['forget']:.2f}, "
           f"neighbour {summarise(masc_metrics)['neighbour']:.2f}." if with_masc else " ")
@@ -207,7 +207,7 @@ glue(lines="; ".join(sago_versus_pcgrad(results, objectives)) or "This profile's
 # (forget {glue:text}`start_forget:.2f`, neighbour {glue:text}`start_neighbour:.2f`) and the grid's
 # best run moves the forget metric to {glue:text}`best:.2f`: {glue:md}`signal`. One probe more or
 # less moves the forget summary by about {glue:text}`step_forget:.2f` and the neighbour summary by
-# about {glue:text}`step_neighbour:.2f` ({glue:text}`probes` probes in all), so a difference of a few
+# about {glue:text}`step_neighbour:.2f` ({glue:text}`n_probes` probes in all), so a difference of a few
 # hundredths is one or two probes; the runs took {glue:md}`budget` steps, and gaps are judged at
 # {glue:md}`judged_as` (forget {glue:text}`judged_forget:.3f`, neighbour
 # {glue:text}`judged_neighbour:.3f`). {glue:md}`masc`
