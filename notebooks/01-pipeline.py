@@ -110,6 +110,11 @@ run_summary(runs)
 plot_violation_trace(masc["probes"], protocol.tolerance, plt.subplots()[1])
 plt.show()
 
+# %% [markdown]
+# The second figure puts the four models side by side. Forgetting as the oracle forgot means the
+# oracle's hatched bar on the forget set and the target's plain bar on the retain set; a model
+# that forgot by breaking lowers both bars at once.
+
 # %% mystnb={"figure": {"caption": "Mean answer probability on the forget set (hatched) and the retain set (plain) for the target, the oracle and the two unlearned models.", "name": "fig-pipeline-bars"}} tags=["hide-input"]
 plot_forget_retain(references + [{"name": name, "forget": r["forget_probability"], "retain": r["retain_probability"]}
                                  for name, r in runs.items()], plt.subplots()[1])
@@ -129,4 +134,6 @@ glue(masc_stop=f"stopped by itself after **{masc['steps']}** steps" if masc["sto
 # to {glue:text}`masc_retain_probability:.3f`. GradDiff ran its fixed {glue:text}`graddiff_steps` steps
 # ({glue:text}`graddiff_train_seconds:.1f` s) and reached {glue:text}`graddiff_forget_probability:.3f`
 # on the forget set and {glue:text}`graddiff_retain_probability:.3f` on the retain set. These are
-# single-seed numbers from a tiny model; the later chapters compare the methods properly.
+# single-seed numbers from a tiny model; the later chapters compare the methods properly:
+# {doc}`04-margin` and {doc}`05-stopping` open MASC's two mechanisms, {doc}`06-tofu` runs every
+# method of the MASC paper with its own recipe against the full TOFU metrics.

@@ -39,12 +39,11 @@ check_parameters("05-stopping", globals())  # every parameter, before any work: 
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import pandas as pd
 
+from unlearning.comparison import fixed_budgets, tolerance_sweep
 from unlearning.plotting import plot_checkpoints_against_stop, plot_violation_trace, use_book_style
 from unlearning.presentation import glue
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
-from unlearning.runs import StopConfig
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
@@ -53,8 +52,6 @@ oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config
 base = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
 masc = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split)
 glue(**masc["stop"], cap=protocol.cap, lr=protocol.lr, batch=protocol.batch_size)  # its stop: tolerance, every, sizes
-METRICS = {"forget_Q_A_ROUGE": "forget ROUGE-L", "forget_Q_A_Prob": "forget Prob", "forget_quality": "forget quality",
-           "model_utility": "model utility"}
 
 # %% [markdown]
 # Settings of this page: a trigger probe on the first {glue:text}`trigger_size` forget sequences every
@@ -85,15 +82,7 @@ plt.show()
 # training steps are the same until a run stops: only the threshold differs.
 
 # %%
-rows = []
-for tolerance in tolerances:
-    run = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split,
-                  stop=StopConfig("violation", tolerance=tolerance))
-    metrics = lab.evaluate("tofu", run["dir"], config=config, oracle=oracle)
-    rows.append({"tolerance": tolerance, "steps": run["steps"], "stopped by itself": run["stopped"],
-                 "train + probe s": run["train_seconds"] + run["probe_seconds"],
-                 **{label: metrics[key] for key, label in METRICS.items()}})
-pd.DataFrame(rows).set_index("tolerance").round(3)
+tolerance_sweep(lab, target, forget_split, protocol, tolerances, config, oracle).round(3)
 
 # %% [markdown]
 # ## The alternative: a fixed budget and checkpoint selection
@@ -109,13 +98,7 @@ pd.DataFrame(rows).set_index("tolerance").round(3)
 # self-stopped run.
 
 # %%
-rows = []
-for steps in checkpoints:
-    run = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split, stop=StopConfig("fixed"), max_steps=steps)
-    metrics = lab.evaluate("tofu", run["dir"], config=config, oracle=oracle)
-    rows.append({"steps": steps, "train s": run["train_seconds"], "eval s": metrics["eval_seconds"],
-                 **{label: metrics[key] for key, label in METRICS.items()}})
-fixed = pd.DataFrame(rows).set_index("steps")
+fixed = fixed_budgets(lab, target, forget_split, protocol, checkpoints, config, oracle)
 fixed.round(3)
 
 # %% [markdown]

@@ -57,8 +57,6 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning import verdicts
-from unlearning.claims import record
 from unlearning.comparison import (every_number, flat_tofu_metrics, show_recipes, time_to_good_model, tofu_comparison,
                                    tofu_verdicts)
 from unlearning.plotting import plot_figure1, plot_quality_against_utility, plot_time_to_quality, use_book_style
@@ -179,15 +177,10 @@ table
 
 # %% tags=["hide-input"]
 baselines = [m for m in methods if m in PAPER_BASELINES]  # the comparison the paper makes
-m, judged = main.loc["MASC"], tofu_verdicts(main, {k: tofu.records[main_split, k] for k in methods}, quality, baselines, flat)
-glue(speed=verdicts.speed_sentence(m["seconds"], int(m["steps"]), bool(tofu.records[main_split, "MASC"]["stopped"]),
-                                   main.loc[baselines, "seconds"].to_dict(), "tofu"),
-     held=judged.held_text(), masc_rouge=float(m["forget_Q_A_ROUGE"]), tradeoff=judged.tradeoff.reason or judged.tradeoff.verdict,
-     resolution=", ".join(f"{a} {r:.3f}" for a, r in quality.resolution.items()),
-     flat="The columns marked above cannot move on the tiny models; those axes are not read here, and "
-          "{doc}`14-tofu-real` reads them on a real model." if flat else " ")
-pd.DataFrame(judged.axes).T.assign(**{"read at step": list(judged.read_at.values())}).round(3).rename_axis(
-    "at matched forgetting")
+judged = tofu_verdicts(main, {k: tofu.records[main_split, k] for k in methods}, quality, baselines, flat)
+glue(**judged.sentences(), flat="The columns marked above cannot move on the tiny models; those axes are not read "
+     "here, and {doc}`14-tofu-real` reads them on a real model." if flat else " ")
+judged.axes_table()
 
 # %% [markdown]
 # **Did the claims hold in miniature?** *Speed, the paper's question*: {glue:md}`speed`. *Time to a
@@ -197,9 +190,4 @@ pd.DataFrame(judged.axes).T.assign(**{"read at step": list(judged.read_at.values
 # ({glue:md}`resolution`). {glue:md}`flat`
 
 # %% tags=["hide-input"]
-display(Markdown("\n\n".join([
-    record("masc-speed", f"{judged.speedup:.1f}x the fastest of the paper's baselines (full budgets), MASC "
-           f"{'self-stopped' if tofu.records[main_split, 'MASC']['stopped'] else 'at its cap'}", judged.speed, profile),
-    record("masc-speed-to-good-model", judged.held_text(), judged.fair, profile),
-    record("masc-tradeoff", f"at matched forgetting, MU {judged.axes['MASC']['MU']:.3f} against "
-           + ", ".join(f"{b} {a['MU']:.3f}" for b, a in judged.axes.items() if b != "MASC"), judged.tradeoff, profile)])))
+Markdown(judged.records(profile))

@@ -55,10 +55,8 @@ check_parameters("07-muse", globals())  # every parameter, before any work: one 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from unlearning import verdicts
-from unlearning.claims import record
 from unlearning.comparison import (MUSE_COLUMNS, every_number, flat_muse_metrics, muse_comparison, muse_recipe,
-                                   muse_verdicts)
+                                   muse_record, muse_verdicts)
 from unlearning.plotting import plot_muse_bars, use_book_style
 from unlearning.protocol import PAPER_BASELINES, Lab
 from unlearning.recipes import show
@@ -126,6 +124,4 @@ display(Markdown("**Did the claim hold in miniature?** " + " ".join(lines)))
 # not count).
 
 # %% tags=["hide-input"]
-removed = {c: results[results.corpus == c].set_index("method").loc[["Target", "MASC", "Oracle"], "verbmem_f"] for c in corpora}
-display(Markdown(record("masc-muse", "; ".join(f"{c}: VerbMem {t:.2f} → {m:.2f} (oracle {o:.2f})"
-                                               for c, (t, m, o) in removed.items()), verdicts.combine(cases, corpora), profile)))
+Markdown(muse_record(results, corpora, cases, profile))

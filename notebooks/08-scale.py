@@ -42,11 +42,10 @@ check_parameters("08-scale", globals())  # every parameter, before any work: one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 
 from unlearning import recipes, verdicts
-from unlearning.claims import record
-from unlearning.comparison import SCALE_COLUMNS, every_number, scale_comparison
+from unlearning.comparison import SCALE_COLUMNS, ScaleVerdicts, every_number, scale_comparison
 from unlearning.models import SIZES
 from unlearning.plotting import plot_against_size, use_book_style
 from unlearning.presentation import glue
@@ -99,15 +98,8 @@ every_number(results.set_index(["method", "size"]), {}, SCALE_COLUMNS)[0]
 # here is read over a narrower range than the paper's (the table above gives each size's count).
 
 # %% tags=["hide-input"]
-resolution = verdicts.item_resolution(lab.forget_size("tofu", forget_split))  # one forget item
-oracle_rouge, masc = list(results[results.method == "Oracle"]["forget_Q_A_ROUGE"]), results[results.method == "MASC"]
-scale = verdicts.scale_invariant(list(masc.forget_Q_A_ROUGE), oracle_rouge, list(masc.model_utility), resolution)
-glue(runs="; ".join(f"{method}: forget ROUGE-L {' / '.join(f'{v:.2f}' for v in part.forget_Q_A_ROUGE)} (spread "
-                    f"{verdicts.value_range(part.forget_Q_A_ROUGE):.2f} across sizes), model utility "
-                    f"{' / '.join(f'{v:.2f}' for v in part.model_utility)}"
-                    for method, part in results[results.method.isin(methods)].groupby("method", sort=False)),
-     oracle_spread=verdicts.value_range(oracle_rouge), resolution=resolution,
-     verdict=scale.verdict + (f" ({scale.reason})" if scale.reason else ""))
+scale = ScaleVerdicts(results, methods, verdicts.item_resolution(lab.forget_size("tofu", forget_split)))
+glue(**scale.sentences())
 
 # %% [markdown]
 # **Did the claim hold in miniature?** Sizes {glue:md}`sizes`. {glue:md}`runs`. The oracles, which
@@ -116,7 +108,4 @@ glue(runs="; ".join(f"{method}: forget ROUGE-L {' / '.join(f'{v:.2f}' for v in p
 # Verdict: {glue:md}`verdict`.
 
 # %% tags=["hide-input"]
-display(Markdown(record(
-    "masc-scale-invariant", f"MASC forget ROUGE-L spread {verdicts.value_range(masc.forget_Q_A_ROUGE):.2f} across "
-    f"sizes (oracles {verdicts.value_range(oracle_rouge):.2f}); utility {' / '.join(f'{v:.2f}' for v in masc.model_utility)}",
-    scale, profile)))
+Markdown(scale.records(profile))

@@ -47,10 +47,9 @@ check_parameters("09-quantization", globals())  # every parameter, before any wo
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 
 from unlearning import verdicts
-from unlearning.claims import record
 from unlearning.comparison import precision_table, quantization_check, quantized_results, show_recipes, small_update_run
 from unlearning.plotting import plot_quantization_dumbbell, use_book_style
 from unlearning.presentation import glue
@@ -115,8 +114,8 @@ precision_table(results, names).round(3)
 
 # %% tags=["hide-input"]
 check = quantization_check(results, codes, verdicts.item_resolution(lab.forget_size("tofu", forget_split)))
-glue(**{f"{name.lower()}_moves": ", ".join(f"{c.upper()} {check.changes[name][c]:+.2f}" for c in codes)
-        for name in ("Target", "Oracle")}, resolution=check.resolution, lines="; ".join(check.lines()))
+glue(target_moves=check.moves("Target"), oracle_moves=check.moves("Oracle"), resolution=check.resolution,
+     lines="; ".join(check.lines()))
 
 # %% [markdown]
 # **Did the claim hold in miniature?** The controls first: quantization alone moves the target's
@@ -129,7 +128,4 @@ glue(**{f"{name.lower()}_moves": ", ".join(f"{c.upper()} {check.changes[name][c]
 # transfer, its direction is what this chapter tests.
 
 # %% tags=["hide-input"]
-display(Markdown(record("masc-quantization", "MASC's forget ROUGE-L after 4-bit: " + ", ".join(
-    f"{c.upper()} {check.changes['MASC'][c]:+.2f}" for c in codes) + " (controls " + ", ".join(
-    f"{c.upper()} ±{check.control[c]:.2f}" for c in codes) + ")",
-    verdicts.combine(list(check.cases["MASC"].values()), [c.upper() for c in codes]), profile)))
+Markdown(check.record(profile))

@@ -46,31 +46,20 @@ from unlearning.parameters import check_parameters
 check_parameters("10-geometry", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
-from dataclasses import replace
-
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 
-from unlearning import alignment, recipes, verdicts
-from unlearning.claims import record
+from unlearning import alignment, recipes
 from unlearning.plotting import plot_losses_by_rule, plot_module_conflicts, plot_sago_against_pcgrad, use_book_style
 from unlearning.presentation import glue
 from unlearning.protocol import Lab, sago_run_name
+from unlearning.retention import geometry_runs
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
 recipe, start = recipes.load("sago/wmdp-bio"), f"base-{size}"
-bio = dict(benchmark="wmdp", forget_split="bio-forget-corpus", retain_split="bio-retain-corpus")
-
-
-def geometry_run(rule: str, optimizer: str | None = None) -> dict:
-    """The chapter's run of `rule` (its recipe, geometry logged), under `optimizer` when given."""
-    spec = lab.recipe_spec(recipe, sago_run_name(recipe, objective, rule)[0], start, rule=rule, record_geometry=True, **bio)
-    return lab.run_spec(replace(spec, optim=replace(spec.optim, optimizer=optimizer)) if optimizer else spec, start)
-
-
-logs = alignment.logs_of({rule: geometry_run(rule) for rule in rules})
+logs = alignment.logs_of(geometry_runs(lab, objective, rules, start))
 
 # %% [markdown]
 # The runs, as the SAGO paper's WMDP-Bio configurations set them (each rule its own rate, budget and
@@ -146,7 +135,7 @@ alignment.counterexample_table()
 # differs (SGD at the recipe's rate, which moves the weights little: the direction is the question).
 
 # %% tags=["hide-input"]
-steps_taken = alignment.step_table(pd.concat([alignment.logs_of({rule: geometry_run(rule, o) for rule in rules}, optimizer=o)
+steps_taken = alignment.step_table(pd.concat([alignment.logs_of(geometry_runs(lab, objective, rules, start, o), optimizer=o)
                                              for o in optimizers], ignore_index=True))
 counts, lean = alignment.step_sentences(steps_taken, optimizers, rules)
 glue(opposing=counts, lean=lean)
@@ -164,14 +153,8 @@ steps_taken.round(3)
 # ## Did the claims hold?
 
 # %% tags=["hide-input"]
-mean_cos = logs.groupby("rule")["cos_final_retain"].mean()
-nonneg = {rule: float(logs[logs.rule == rule]["cos_final_retain"].min()) for rule in rules if rule != "sum"}
-better = both.cos_retain_sago > both.cos_retain_pcgrad
-share = float(better.mean())
-glue(nonneg=", ".join(f"{r} {v:.3f}" for r, v in nonneg.items()), sum_min=float(logs[logs.rule == "sum"]["cos_final_retain"].min()),
-     mean_cos=", ".join(f"{r} {mean_cos[r]:.2f}" for r in rules), share=share, better_conflict=int(better[conflict].sum()),
-     conflict=int(conflict.sum()), better_aligned=int(better[~conflict].sum()), aligned=int((~conflict).sum()),
-     tendency="true at every step here" if share == 1 else "a tendency, not a theorem")
+judged = alignment.GeometryVerdicts(logs, rules)
+glue(**judged.sentences())
 
 # %% [markdown]
 # **What held.** The guarantee: the smallest cos(g_final, g_r) over all steps is {glue:md}`nonneg`
@@ -182,9 +165,4 @@ glue(nonneg=", ".join(f"{r} {v:.3f}" for r, v in nonneg.items()), sum_min=float(
 # more tightly' is {glue:md}`tendency`, and the two small vectors above show how it fails.
 
 # %% tags=["hide-input"]
-display(Markdown("\n\n".join([
-    record("sago-never-opposes", "smallest cos(g_final, g_r) over all steps: " + ", ".join(f"{r} {v:.3f}" for r, v in nonneg.items()),
-           verdicts.construction_check(nonneg), profile),
-    record("sago-tighter", f"SAGO better aligned than module-wise PCGrad at {share:.0%} of the steps "
-           f"(mean Comb-Retain {', '.join(f'{r} {mean_cos[r]:.2f}' for r in ('pcgrad', 'sago') if r in mean_cos)})",
-           verdicts.more_often(int(better.sum()), len(both)), profile)])))
+Markdown(judged.records(profile))

@@ -53,10 +53,9 @@ check_parameters("11-wmdp", globals())  # every parameter, before any work: one 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 
-from unlearning import recipes, verdicts
-from unlearning.claims import record
+from unlearning import recipes
 from unlearning.plotting import plot_wmdp_pareto, use_book_style
 from unlearning.presentation import glue
 from unlearning.protocol import Lab
@@ -125,8 +124,7 @@ plt.show()
 # the global rule; the recipe column of the table above says so).
 
 # %% tags=["hide-input"]
-pivot = granularity_table(main)
-pivot.round(3)
+granularity_table(main).round(3)
 
 
 # %% [markdown]
@@ -135,7 +133,7 @@ pivot.round(3)
 
 # %% tags=["hide-input"]
 judged = WmdpVerdicts(main, target, questions, flat, splits, objectives)
-glue(recovery=judged.recovery_text(), granularity=judged.granularity_text(), resolutions=judged.resolution_text())
+glue(**judged.sentences())
 
 # %% [markdown]
 # **Did the claims hold in miniature?** {glue:md}`recovery`. Retention from global PCGrad to
@@ -144,11 +142,4 @@ glue(recovery=judged.recovery_text(), granularity=judged.granularity_text(), res
 # where forgetting is no weaker than +GD's by more than that.
 
 # %% tags=["hide-input"]
-labels = [judged.label(c) for c in judged.cases]
-display(Markdown("\n\n".join([
-    record("sago-wmdp-recovery", "; ".join(judged.measured(*case) for case in judged.cases),
-           verdicts.combine([judged.recovery[c] for c in judged.cases], labels), profile),
-    record("sago-granularity", "MMLU " + "; ".join(
-        f"{judged.label((split, o))} {' / '.join(f'{pivot.loc[(split, o), r]:.3f}' for r in ('pcgrad_global', 'pcgrad', 'sago'))}"
-        for split, o in pivot.index),
-        verdicts.combine(list(judged.granularity.values()), [judged.label(c) for c in judged.granularity]), profile)])))
+Markdown(judged.records(profile))

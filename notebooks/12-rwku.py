@@ -43,15 +43,14 @@ check_parameters("12-rwku", globals())  # every parameter, before any work: one 
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 
-from unlearning import recipes, verdicts
+from unlearning import recipes
 from unlearning.benchmarks.rwku import summarise
-from unlearning.claims import record
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import Lab, rwku_resolutions, sago_gains, sago_versus_pcgrad
-from unlearning.retention import flat_rwku_metrics, rwku_floor, rwku_grid, rwku_table
+from unlearning.protocol import Lab, rwku_resolutions, sago_versus_pcgrad
+from unlearning.retention import flat_rwku_metrics, rwku_floor, rwku_grid, rwku_record, rwku_table
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -107,21 +106,17 @@ table.round(3)
 # %% tags=["hide-input"]
 step = rwku_resolutions(lab, "rwku")  # one probe's move of each summary
 floor = rwku_floor(target, flat)  # every forget level below what RWKU needs: the grid cannot separate the rules
-gains = sago_gains(results, objectives)
 glue(lines="; ".join(sago_versus_pcgrad(results, objectives)), step_forget=step["forget"],
-     step_neighbour=step["neighbour"], floor=(
-         f"Here the target itself recalls little about the targets (forget ROUGE-L {t['forget']:.2f}, neighbour "
-         f"{t['neighbour']:.2f}), so the grid sits on a floor and cannot separate the rules: a limit of the tiny base "
-         "model, not evidence for or against the claim; {doc}`15-rwku-real` runs the grid on a model that knows its "
-         "targets." if floor else " "))
+     step_neighbour=step["neighbour"], floor=f"Here it does: {floor}." if floor else "Here it does not.")
 
 # %% [markdown]
 # **Did the claim hold in miniature?** {glue:md}`lines`. One probe moves the forget summary by
 # {glue:text}`step_forget:.3f` and the neighbour summary by {glue:text}`step_neighbour:.3f`, so a
-# smaller gap decides nothing. {glue:md}`floor`
+# smaller gap decides nothing. When the target itself recalls little about its targets, the grid sits
+# on a floor and cannot separate the rules: a limit of the tiny base model, not evidence for or
+# against the claim ({doc}`15-rwku-real` runs the grid on a model that knows its targets).
+# {glue:md}`floor`
 
 # %% tags=["hide-input"]
-display(Markdown(record(
-    "sago-rwku", "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
-                           f"{g['forget_sago']:.2f})" for g in gains) or "no +GD/PCGrad/SAGO triple in this profile",
-    verdicts.sago_keeps_more_over(gains, step["forget"], step["neighbour"], no_signal=floor), profile)))
+Markdown(rwku_record("sago-rwku", results, objectives, step, profile, no_signal=floor,
+                     empty="no +GD/PCGrad/SAGO triple in this profile"))

@@ -58,18 +58,18 @@ check_parameters("15-rwku-real", globals())  # every parameter, before any work:
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 
 from unlearning import recipes, verdicts
 from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.common import EvalConfig
 from unlearning.benchmarks.rwku import PROBE_SPLITS, summarise
-from unlearning.claims import record
 from unlearning.data import read_jsonl
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import REAL_BASE, SAGO_OBJECTIVES, SAGO_RULES, Lab, rwku_resolutions, sago_gains, sago_versus_pcgrad
-from unlearning.retention import curation_by_person, judged_resolution, rules_over_seeds, rwku_grid, rwku_table
+from unlearning.protocol import REAL_BASE, SAGO_OBJECTIVES, SAGO_RULES, Lab, rwku_resolutions, sago_versus_pcgrad
+from unlearning.retention import (curation_by_person, judged_resolution, rules_over_seeds, rwku_grid, rwku_record,
+                                  rwku_table)
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -112,9 +112,7 @@ per_person.round(2)
 config = EvalConfig(max_new_tokens=answer_tokens)
 left_out = [f"the objective {o}" for o in SAGO_OBJECTIVES if o not in objectives] + [
     f"the rule {r}" for r in SAGO_RULES if r not in rules]
-glue(tokens=f"This profile generates {answer_tokens} tokens of every answer, not {EvalConfig.max_new_tokens}."
-     if answer_tokens != EvalConfig.max_new_tokens else f"Every answer is {answer_tokens} greedy tokens at most.",
-     left_out=f"Left out of this profile's grid to keep the book within its time budget: {', '.join(left_out)}. Every "
+glue(answer_tokens=answer_tokens, default_tokens=EvalConfig.max_new_tokens, left_out=f"Left out of this profile's grid to keep the book within its time budget: {', '.join(left_out)}. Every "
      "run that is in it runs its recipe's full budget." if left_out else "The grid is the paper's whole grid.")
 start = lab.evaluate("rwku-real", lab.model(REAL_BASE), config=config)
 # no geometry on the real model: comparing four rules on every step's gradients costs seconds a step
@@ -124,7 +122,8 @@ if with_masc:  # beyond both papers: MASC with its recipe for a text corpus (MUS
     masc_metrics = lab.evaluate("rwku-real", masc["dir"], config=config)
 
 # %% [markdown]
-# {glue:md}`tokens` {glue:md}`left_out`
+# Every answer is at most {glue:text}`answer_tokens` greedy tokens (the evaluation's default:
+# {glue:text}`default_tokens`). {glue:md}`left_out`
 #
 # ## The SAGO grid and MASC
 #
@@ -140,6 +139,13 @@ if with_masc:  # beyond both papers: MASC with its recipe for a text corpus (MUS
 recipes.show(lab, "sago/rwku", sorted(set(results.recipe.str.split(" ").str[0])), REAL_BASE, benchmark="rwku-real")
 if with_masc:
     recipes.show(lab, "masc/muse-news", ["MASC"], REAL_BASE, benchmark="rwku-real")
+
+# %% [markdown]
+# Each panel below is one objective. The dashed lines cross at the original model, where every run
+# starts: a run to the left of the crossing forgot about the targets, a run below it lost knowledge
+# of the neighbours. The claim is that SAGO's star sits above PCGrad's triangles at about the same
+# horizontal position; MASC's diamond, where this profile runs it, shows where a self-stopping run
+# lands on the same axes.
 
 # %% mystnb={"figure": {"caption": "RWKU on the real model: forget metric (mean ROUGE-L recall over forget levels 1-3, lower is better) against neighbour ROUGE-L recall (mean of levels 1-2, higher is better); markers as in the SAGO paper's Fig. 4 (circle forget-only, square +GD, triangles PCGrad global/module-wise, star SAGO), MASC as a diamond. The dashed lines mark the original model.", "name": "fig-rwku-real-pareto"}} tags=["hide-input"]
 s = summarise(start)
@@ -213,12 +219,7 @@ glue(lines="; ".join(sago_versus_pcgrad(results, objectives)) or "This profile's
 # {glue:text}`judged_neighbour:.3f`). {glue:md}`masc`
 
 # %% tags=["hide-input"]
-gains = sago_gains(results, objectives)
-display(Markdown(record(
-    "sago-rwku-real", "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
-                                f"{g['forget_sago']:.2f})" for g in gains) or "-",
-    verdicts.sago_keeps_more_over(gains, judged_at["forget"], judged_at["neighbour"], judged_as, no_signal=unmoved),
-    profile)))
+Markdown(rwku_record("sago-rwku-real", results, objectives, judged_at, profile, judged_as, no_signal=unmoved))
 
 # %% tags=["remove-cell"]
 lab.release()  # the real model's run weights: records, hashes and evaluations stay (a later step recomputes them)

@@ -45,76 +45,43 @@ check_parameters("16-beyond", globals())  # every parameter, before any work: on
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import pandas as pd
-from IPython.display import Markdown, display
 
-from unlearning.plotting import DIVERGED, method_color, use_book_style
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
+from unlearning.beyond import COLUMNS, contrast, variant_results
+from unlearning.comparison import every_number
+from unlearning.plotting import plot_variants, use_book_style
+from unlearning.presentation import glue
+from unlearning.protocol import Lab, Protocol
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
-protocol = Protocol(cap=cap)
-target = f"tofu/target-{size}"
-config = eval_config("tofu", forget_split)
-oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
-variants = [  # (label, method, rule, stop)
-    ("MASC (paper: sum)", "MASC", "sum", "violation"),
-    ("MASC + PCGrad", "MASC", "pcgrad", "violation"),
-    ("MASC + SAGO", "MASC", "sago", "violation"),
-    ("NPO (fixed budget)", "NPO", "sum", "fixed"),
-    ("NPO + violation stop", "NPO", "sum", "violation"),
-    ("SimNPO (fixed budget)", "SimNPO", "sum", "fixed"),
-    ("SimNPO + violation stop", "SimNPO", "sum", "violation"),
-    ("NPO+KLR (fixed budget)", "NPO+KLR", "sum", "fixed"),
-    ("SimNPO+GD + SAGO (fixed budget)", "SimNPO+GD", "sago", "fixed"),
-    ("SimNPO+GD + SAGO + violation stop", "SimNPO+GD", "sago", "violation"),
-]
-rows = []
-for label, method, rule, stop in variants:
-    run = lab.run("tofu", method, target, protocol, forget_split=forget_split, rule=rule, stop=stop)
-    rows.append({"variant": label, "method": method, "rule": rule, "stop": stop, "steps": run["steps"],
-                 "stopped by itself": run["stopped"], "seconds": run["train_seconds"] + run["probe_seconds"],
-                 **lab.evaluate("tofu", run["dir"], config=config, oracle=oracle)})
-results = pd.DataFrame(rows)
-columns = {"steps": "steps", "stopped by itself": "stopped by itself", "seconds": "seconds",
-           "forget_Q_A_ROUGE": "forget ROUGE-L", "forget_Q_A_Prob": "forget Prob", "forget_quality": "forget quality",
-           "model_utility": "model utility"}
+results, oracle = variant_results(lab, size, forget_split, Protocol(cap=cap))
+glue(synthesis="; ".join(contrast(results, "MASC (paper: sum)", v) for v in ("MASC + PCGrad", "MASC + SAGO")),
+     stopping="; ".join(contrast(results, f"{m} (fixed budget)", f"{m} + violation stop") for m in ("NPO", "SimNPO")))
 
 # %% [markdown]
 # ## Every variant
+#
+# A row per variant: how many steps it took and whether the violation rule ended it (a fixed-budget
+# run never stops by itself), its wall-clock seconds (training plus probes), and the TOFU metrics of
+# the model it left: forget-set ROUGE-L and answer probability (lower is more forgotten), forget
+# quality (the KS test against the retain-only oracle; 1 is indistinguishable from it) and model
+# utility (higher is better).
 
 # %% tags=["hide-input"]
-results.set_index("variant")[list(columns)].rename(columns=columns).style.format(precision=3, na_rep=DIVERGED).format(
-    "{:.2e}", na_rep=DIVERGED, subset=["forget quality"])
+every_number(results, {}, COLUMNS)[0]
+
+# %% [markdown]
+# The same variants as one picture: each method keeps its colour from the rest of the book, the
+# marker's shape says how the forget and retain gradients were combined, a filled marker stopped by
+# itself and an open one ran its fixed budget, and a larger marker took longer. A good variant sits
+# low on the horizontal axis and high on the vertical one, near the oracle's cross.
 
 # %% mystnb={"figure": {"caption": "Forget-set ROUGE-L (lower is better) against model utility for every variant; filled markers stop by themselves (violation rule), open ones ran a fixed budget. Marker size grows with run time. The grey cross is the retain-only oracle.", "name": "fig-beyond-tradeoff"}} tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(7.5, 4.6))
-for _, row in results.iterrows():
-    color = method_color(row["method"])
-    ax.scatter(row["forget_Q_A_ROUGE"], row["model_utility"], s=40 + 25 * row["seconds"],
-               facecolors=color if row["stop"] == "violation" else "none", edgecolors=color, linewidth=1.5,
-               marker={"sum": "o", "pcgrad": "^", "sago": "*"}[row["rule"]])
-    ax.annotate(row["variant"], (row["forget_Q_A_ROUGE"], row["model_utility"]), fontsize=7,
-                xytext=(4, 4), textcoords="offset points")
-ax.scatter(oracle["forget_Q_A_ROUGE"], oracle["model_utility"], marker="x", s=80, color="grey")
-ax.set_xlabel("forget ROUGE-L (lower is better)")
-ax.set_ylabel("model utility")
+plot_variants(results, oracle)
 plt.show()
 
-# %% tags=["hide-input"]
-r = results.set_index("variant")
-
-
-def line(a: str, b: str) -> str:
-    return (f"{b}: {r.loc[b, 'seconds']:.1f} s vs {r.loc[a, 'seconds']:.1f} s, forget ROUGE-L "
-            f"{r.loc[b, 'forget_Q_A_ROUGE']:.2f} vs {r.loc[a, 'forget_Q_A_ROUGE']:.2f}, model utility "
-            f"{r.loc[b, 'model_utility']:.2f} vs {r.loc[a, 'model_utility']:.2f}")
-
-
-display(Markdown(
-    "**What the run shows.** Against plain MASC — " + "; ".join(line("MASC (paper: sum)", v) for v in
-                                                                 ("MASC + PCGrad", "MASC + SAGO")) + ". "
-    "Violation stopping against the fixed budget — " + "; ".join(line(f"{m} (fixed budget)", f"{m} + violation stop")
-                                                              for m in ("NPO", "SimNPO")) + ". "
-    "A variant is only an improvement if it moves towards the lower right (less forget recall, more utility) "
-    "at no greater cost; these are single-seed runs on a tiny model, so differences of a few hundredths are noise."))
+# %% [markdown]
+# **What the run shows.** Against plain MASC: {glue:md}`synthesis`. Violation stopping against the
+# fixed budget: {glue:md}`stopping`. A variant is only an improvement if it moves towards the upper
+# left (less forget recall, more utility) at no greater cost; these are single-seed runs on a tiny
+# model, so differences of a few hundredths are noise.

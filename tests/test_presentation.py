@@ -47,3 +47,21 @@ def test_present_hides_the_defaults_and_shows_one_block(tmp_path):
     plain = tmp_path / "plain.ipynb"
     nbformat.write(nbformat.v4.new_notebook(), plain)
     assert not present(plain, "smoke", yaml_path)
+
+
+def test_the_api_reference_lists_what_each_module_defines_with_its_first_paragraph(tmp_path, monkeypatch):
+    from unlearning.presentation import api_reference
+
+    package = tmp_path / "toypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text('"""A toy."""\n')
+    (package / "shapes.py").write_text(
+        '"""Shapes, one per class.\n\nMore detail."""\nfrom math import sqrt\n\n\n'
+        'def area(side: float, *, scale: float = 1.0) -> float:\n    """The area.\n\n    Long."""\n    return side\n\n\n'
+        'class Square:\n    """A square\n    of any side."""\n\n\ndef _hidden():\n    pass\n')
+    (package / "skipped.py").write_text('"""Left out."""\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    text = api_reference("toypkg", skip={"toypkg.skipped"})
+    assert text == ("## `toypkg.shapes`\n\nShapes, one per class.\n\n"  # names in sorted order, capitals first
+                    "- **`class Square()`**\n  A square of any side.\n"
+                    "- **`def area(side: float, *, scale: float = 1.0) -> float`**\n  The area.")

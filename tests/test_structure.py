@@ -73,7 +73,7 @@ LAYERS = (
                                "alignment"}),
     ("runs", {"runs", "learning"}),
     ("recipes", {"recipes"}),
-    ("protocol", {"protocol", "comparison", "retention"}),
+    ("protocol", {"protocol", "comparison", "real_comparison", "retention", "beyond"}),
     ("entry points", {"parameters", "execution"}),
     ("cli", {"cli"}),
 )
@@ -252,3 +252,27 @@ def test_the_chapter_chains_cover_every_chapter_once_and_order_each_chain():
     # one chapter alone (`make nb-NAME`) waits for no other chapter
     alone = order_only("nb-14-tofu-real")["book/generated/14-tofu-real.ipynb"]
     assert not [p for p in alone if p.startswith("book/generated/") and p.endswith(".ipynb")]
+
+
+def chapter_lines(text: str) -> tuple[int, int]:
+    """(code lines, Markdown lines) of a py:percent chapter: the non-blank lines of its code cells
+    that are not comments, the non-blank lines of its Markdown cells."""
+    import jupytext
+
+    cells = jupytext.reads(text, fmt="py:percent").cells
+    code = sum(1 for c in cells if c.cell_type == "code" for line in c.source.splitlines()
+               if line.strip() and not line.strip().startswith("#"))
+    markdown = sum(1 for c in cells if c.cell_type == "markdown" for line in c.source.splitlines() if line.strip())
+    return code, markdown
+
+
+def test_chapter_lines_counts_code_without_comments_and_markdown_without_blanks():
+    text = "# %% [markdown]\n# # Title\n#\n# One line.\n\n# %%\nimport os  # kept\n# a comment\n\nx = 1\n"
+    assert chapter_lines(text) == (2, 2)
+
+
+@pytest.mark.parametrize("chapter", sorted(p.name for p in (PACKAGE.parents[1] / "notebooks").glob("*.py")))
+def test_no_chapter_holds_more_code_than_markdown(chapter):
+    """A chapter is Markdown with short code cells (issue 32): what it computes lives in the library."""
+    code, markdown = chapter_lines((PACKAGE.parents[1] / "notebooks" / chapter).read_text())
+    assert code <= markdown, f"{chapter}: {code} code lines against {markdown} of Markdown"

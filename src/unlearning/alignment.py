@@ -100,3 +100,44 @@ def step_sentences(table, optimizers, rules) -> tuple[str, str]:
         for o in optimizers if {(o, "sago"), (o, "pcgrad")} <= set(table.index)
         for f, r in [(table.loc[o, "mean cos(step, -g_f)"], table.loc[o, "mean cos(step, -g_r)"])])
     return counts, lean
+
+
+class GeometryVerdicts:
+    """The SAGO paper's two geometry claims judged on the logs of one set of runs: PCGrad and SAGO
+    never oppose retention (`verdicts.construction_check` of the smallest cos(g_final, g_r)), and
+    SAGO aligns more tightly than module-wise PCGrad on the same gradients (`verdicts.more_often`)."""
+
+    def __init__(self, logs, rules):
+        self.rules, self.mean_cos = rules, logs.groupby("rule")["cos_final_retain"].mean()
+        self.smallest = {rule: float(logs[logs.rule == rule]["cos_final_retain"].min()) for rule in rules}
+        self.both, self.conflict = same_gradients(logs)
+        self.better = self.both.cos_retain_sago > self.both.cos_retain_pcgrad
+
+    def sentences(self) -> dict:
+        """The parts of the chapter's conclusion, by the glue name it cites them with."""
+        share, better, conflict = float(self.better.mean()), self.better, self.conflict
+        return {"nonneg": ", ".join(f"{r} {v:.3f}" for r, v in self.combined().items()),
+                "sum_min": self.smallest.get("sum", float("nan")),
+                "mean_cos": ", ".join(f"{r} {self.mean_cos[r]:.2f}" for r in self.rules), "share": share,
+                "better_conflict": int(better[conflict].sum()), "conflict": int(conflict.sum()),
+                "better_aligned": int(better[~conflict].sum()), "aligned": int((~conflict).sum()),
+                "tendency": "true at every step here" if share == 1 else "a tendency, not a theorem"}
+
+    def combined(self) -> dict:
+        """The smallest cos(g_final, g_r) of every rule but plain summation."""
+        return {r: v for r, v in self.smallest.items() if r != "sum"}
+
+    def records(self, profile: str) -> str:
+        """The two claim rows (`claims.record`), as Markdown."""
+        from unlearning import verdicts
+        from unlearning.claims import record
+
+        pair = ", ".join(f"{r} {self.mean_cos[r]:.2f}" for r in ("pcgrad", "sago") if r in self.mean_cos)
+        return "\n\n".join([
+            record("sago-never-opposes", "smallest cos(g_final, g_r) over all steps: "
+                   + ", ".join(f"{r} {v:.3f}" for r, v in self.combined().items()),
+                   verdicts.construction_check(self.combined()), profile),
+            record("sago-tighter", f"SAGO better aligned than module-wise PCGrad at {float(self.better.mean()):.0%} of the "
+                   f"steps (mean Comb-Retain {pair})", verdicts.more_often(int(self.better.sum()), len(self.both)),
+                   profile)])
+

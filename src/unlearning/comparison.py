@@ -90,6 +90,45 @@ def tofu_comparison(lab: Lab, size: str, forget_splits, methods, *, tuned=None, 
     return comparison
 
 
+STOP_METRICS = {"forget_Q_A_ROUGE": "forget ROUGE-L", "forget_Q_A_Prob": "forget Prob", "forget_quality": "forget quality",
+                "model_utility": "model utility"}
+
+
+def tolerance_sweep(lab: Lab, target: str, forget_split: str, protocol, tolerances, config, oracle: dict):
+    """MASC (arXiv 2606.02920, section 3.3) from TOFU's `target` under `protocol` once per
+    violation tolerance, each model evaluated with `config` against `oracle`: a row per tolerance."""
+    import pandas as pd
+
+    from unlearning.runs import StopConfig
+
+    rows = []
+    for tolerance in tolerances:
+        run = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split,
+                      stop=StopConfig("violation", tolerance=tolerance))
+        metrics = lab.evaluate("tofu", run["dir"], config=config, oracle=oracle)
+        rows.append({"tolerance": tolerance, "steps": run["steps"], "stopped by itself": run["stopped"],
+                     "train + probe s": run["train_seconds"] + run["probe_seconds"],
+                     **{label: metrics[key] for key, label in STOP_METRICS.items()}})
+    return pd.DataFrame(rows).set_index("tolerance")
+
+
+def fixed_budgets(lab: Lab, target: str, forget_split: str, protocol, budgets, config, oracle: dict):
+    """MASC's objective from TOFU's `target` for each fixed budget of `budgets` steps (deterministic
+    runs: the checkpoints of one fixed-budget run), each evaluated with `config` against `oracle`,
+    with the seconds of training and of evaluation that a checkpoint search pays: a row per budget."""
+    import pandas as pd
+
+    from unlearning.runs import StopConfig
+
+    rows = []
+    for steps in budgets:
+        run = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split, stop=StopConfig("fixed"), max_steps=steps)
+        metrics = lab.evaluate("tofu", run["dir"], config=config, oracle=oracle)
+        rows.append({"steps": steps, "train s": run["train_seconds"], "eval s": metrics["eval_seconds"],
+                     **{label: metrics[key] for key, label in STOP_METRICS.items()}})
+    return pd.DataFrame(rows).set_index("steps")
+
+
 @dataclass
 class TimeToQuality:
     """Each run's trajectory, the criterion of a good model, the first point meeting it and the
@@ -179,9 +218,38 @@ class TofuVerdicts:
     held: dict              # method -> seconds to hold a good model (None: never)
     axes: dict              # method -> radar axes (baselines at their matched point)
     read_at: dict           # method -> the step its axes were read at
+    stopped: bool           # MASC stopped by itself
+    speed_text: str         # `verdicts.speed_sentence` of MASC's run against the baselines'
+    masc_rouge: float       # MASC's forget ROUGE-L, the level each baseline is matched at
+    resolution: dict        # radar axis -> one item
 
     def held_text(self) -> str:
         return ", ".join(f"{k} {'never' if s is None else f'{s:.1f} s'}" for k, s in self.held.items())
+
+    def sentences(self) -> dict:
+        """The parts of the chapter's conclusion, by the glue name it cites them with."""
+        return {"speed": self.speed_text, "held": self.held_text(), "masc_rouge": self.masc_rouge,
+                "tradeoff": self.tradeoff.reason or self.tradeoff.verdict,
+                "resolution": ", ".join(f"{a} {r:.3f}" for a, r in self.resolution.items())}
+
+    def records(self, profile: str) -> str:
+        """The three claim rows (`claims.record`), as Markdown."""
+        from unlearning.claims import record
+
+        mu = ", ".join(f"{b} {a['MU']:.3f}" for b, a in self.axes.items() if b != "MASC")
+        return "\n\n".join([
+            record("masc-speed", f"{self.speedup:.1f}x the fastest of the paper's baselines (full budgets), MASC "
+                   f"{'self-stopped' if self.stopped else 'at its cap'}", self.speed, profile),
+            record("masc-speed-to-good-model", self.held_text(), self.fair, profile),
+            record("masc-tradeoff", f"at matched forgetting, MU {self.axes['MASC']['MU']:.3f} against {mu}",
+                   self.tradeoff, profile)])
+
+    def axes_table(self):
+        """The radar axes at matched forgetting, with the step each was read at."""
+        import pandas as pd
+
+        return pd.DataFrame(self.axes).T.assign(**{"read at step": list(self.read_at.values())}).round(3).rename_axis(
+            "at matched forgetting")
 
 
 def tofu_verdicts(main, records: dict, quality: TimeToQuality, baselines, flat: dict) -> TofuVerdicts:
@@ -201,7 +269,9 @@ def tofu_verdicts(main, records: dict, quality: TimeToQuality, baselines, flat: 
         fair=verdicts.speed_to_good_model(held["MASC"], {b: held[b] for b in baselines}),
         tradeoff=verdicts.tofu_tradeoff(axes, quality.resolution, floors=verdicts.axis_floors(flat)),
         speedup=float((seconds / masc["seconds"]).min()) if len(seconds) else float("nan"), held=held, axes=axes,
-        read_at={"MASC": int(masc["steps"]), **{b: int(p["step"]) for b, p in matched.items()}})
+        read_at={"MASC": int(masc["steps"]), **{b: int(p["step"]) for b, p in matched.items()}}, stopped=stopped,
+        speed_text=verdicts.speed_sentence(masc["seconds"], int(masc["steps"]), stopped, seconds.to_dict(), "tofu"),
+        masc_rouge=float(masc["forget_Q_A_ROUGE"]), resolution=quality.resolution)
 
 
 SCALE_COLUMNS = {"parameters": "parameters", "steps": "steps", "seconds": "seconds", "forget_Q_A_ROUGE": "forget ROUGE-L",
@@ -284,6 +354,18 @@ def muse_verdicts(lab: Lab, results, corpora, baselines) -> tuple[list, list[str
     return cases, lines
 
 
+def muse_record(results, corpora, cases, profile: str) -> str:
+    """The MUSE claim row (`claims.record`) of `muse_verdicts`' cases: VerbMem of the target, MASC
+    and the oracle per corpus, every corpus's verdict combined."""
+    from unlearning import verdicts
+    from unlearning.claims import record
+
+    rows = {c: results[results.corpus == c].set_index("method").loc[["Target", "MASC", "Oracle"], "verbmem_f"]
+            for c in corpora}
+    return record("masc-muse", "; ".join(f"{c}: VerbMem {t:.2f} → {m:.2f} (oracle {o:.2f})" for c, (t, m, o) in rows.items()),
+                  verdicts.combine(cases, corpora), profile)
+
+
 def scale_comparison(lab: Lab, sizes, methods, forget_split: str, recipe: str = "masc/scale"):
     """The MASC paper's scale study: every method of `recipe` from the TOFU target of each size,
     evaluated against that size's retain-only oracle (a row per size and model, with the model's
@@ -303,6 +385,47 @@ def scale_comparison(lab: Lab, sizes, methods, forget_split: str, recipe: str = 
             run = lab.recipe_run(recipe, method, target, forget_split=forget_split)
             rows.append(model_row(method, lab.evaluate("tofu", run["dir"], config=config, oracle=oracle), run, **labels))
     return pd.DataFrame(rows)
+
+
+@dataclass
+class ScaleVerdicts:
+    """The scale study's claim judged on `scale_comparison`'s results (`verdicts.scale_invariant`)."""
+
+    results: object
+    methods: list
+    resolution: float    # one forget item
+    verdict: object = field(init=False)
+
+    def __post_init__(self):
+        from unlearning import verdicts
+
+        masc = self._rows("MASC")
+        self.verdict = verdicts.scale_invariant(list(masc.forget_Q_A_ROUGE), list(self._rows("Oracle").forget_Q_A_ROUGE),
+                                                list(masc.model_utility), self.resolution)
+
+    def _rows(self, method: str):
+        return self.results[self.results.method == method]
+
+    def sentences(self) -> dict:
+        """The parts of the chapter's conclusion, by the glue name it cites them with."""
+        from unlearning.verdicts import value_range
+
+        part = self.results[self.results.method.isin(self.methods)].groupby("method", sort=False)
+        return {"runs": "; ".join(f"{method}: forget ROUGE-L {' / '.join(f'{v:.2f}' for v in rows.forget_Q_A_ROUGE)} "
+                                  f"(spread {value_range(rows.forget_Q_A_ROUGE):.2f} across sizes), model utility "
+                                  f"{' / '.join(f'{v:.2f}' for v in rows.model_utility)}" for method, rows in part),
+                "oracle_spread": value_range(self._rows("Oracle").forget_Q_A_ROUGE), "resolution": self.resolution,
+                "verdict": self.verdict.verdict + (f" ({self.verdict.reason})" if self.verdict.reason else "")}
+
+    def records(self, profile: str) -> str:
+        """The claim row (`claims.record`), as Markdown."""
+        from unlearning.claims import record
+        from unlearning.verdicts import value_range
+
+        masc = self._rows("MASC")
+        return record("masc-scale-invariant", f"MASC forget ROUGE-L spread {value_range(masc.forget_Q_A_ROUGE):.2f} "
+                      f"across sizes (oracles {value_range(self._rows('Oracle').forget_Q_A_ROUGE):.2f}); utility "
+                      f"{' / '.join(f'{v:.2f}' for v in masc.model_utility)}", self.verdict, profile)
 
 
 def quantized_results(lab: Lab, benchmark: str, folders: dict, codes, config, oracle: dict | None = None,
@@ -340,6 +463,20 @@ class QuantizationCheck:
         """One line per unlearned model: its change under each code and the verdict's reason."""
         return [f"{m}: " + ", ".join(f"{c.upper()} {self.changes[m][c]:+.2f} ({self.SAID[v.verdict]}: {v.reason})"
                                      for c, v in codes.items()) for m, codes in self.cases.items()]
+
+    def moves(self, name: str) -> str:
+        """How each code moved model `name`'s forget metric: "NF4 +0.01, FP4 -0.02"."""
+        return ", ".join(f"{c.upper()} {change:+.2f}" for c, change in self.changes[name].items())
+
+    def record(self, profile: str, method: str = "MASC") -> str:
+        """The claim row of `method` (`claims.record`): its changes, the controls', its codes combined."""
+        from unlearning import verdicts
+        from unlearning.claims import record
+
+        codes = self.cases[method]
+        return record("masc-quantization", f"{method}'s forget ROUGE-L after 4-bit: {self.moves(method)} (controls "
+                      + ", ".join(f"{c.upper()} ±{self.control[c]:.2f}" for c in codes) + ")",
+                      verdicts.combine(list(codes.values()), [c.upper() for c in codes]), profile)
 
 
 def quantization_check(results, codes, resolution: float, key: str = "forget_Q_A_ROUGE",

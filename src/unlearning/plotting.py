@@ -489,3 +489,20 @@ def plot_wmdp_pareto(results, objectives: Sequence[str], target_mmlu: float, cha
     axs[0][-1].legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+def plot_variants(results, oracle: dict):
+    """Forget ROUGE-L against model utility of every variant (`beyond.variant_results`), coloured by
+    method, marked by synthesis rule (circle sum, triangle PCGrad, star SAGO), filled where the
+    violation rule stopped it, sized by run time; the oracle as a grey cross."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    for variant, row in results.iterrows():
+        color = method_color(row["method"])
+        ax.scatter(row["forget_Q_A_ROUGE"], row["model_utility"], s=40 + 25 * row["seconds"],
+                   facecolors=color if row["stop"] == "violation" else "none", edgecolors=color, linewidth=1.5,
+                   marker={"sum": "o", "pcgrad": "^", "sago": "*"}[row["rule"]])
+        ax.annotate(variant, (row["forget_Q_A_ROUGE"], row["model_utility"]), fontsize=7, xytext=(4, 4),
+                    textcoords="offset points")
+    ax.scatter(oracle["forget_Q_A_ROUGE"], oracle["model_utility"], marker="x", s=80, color="grey")
+    ax.set(xlabel="forget ROUGE-L (lower is better)", ylabel="model utility")
+    return fig

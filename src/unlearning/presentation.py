@@ -93,3 +93,42 @@ def glue(**values) -> None:
 def trend(values, digits: int = 2) -> str:
     """A sequence of numbers as the page writes it: "0.56 → 0.85 → 0.86"."""
     return " → ".join(f"{v:.{digits}f}" for v in values)
+
+
+def _first_paragraph(obj) -> str:
+    import inspect
+
+    return (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
+
+
+def _signature(obj) -> str:
+    import inspect
+
+    try:
+        return str(inspect.signature(obj))
+    except (TypeError, ValueError):  # a class or builtin without one
+        return "(...)"
+
+
+def module_reference(module) -> str:
+    """One module as the API page lists it: its first docstring paragraph, then every public
+    function and class defined in it (not imported), with its signature and first paragraph."""
+    import inspect
+
+    lines = [f"## `{module.__name__}`", "", _first_paragraph(module), ""]
+    for name, obj in sorted(vars(module).items()):
+        if (not name.startswith("_") and getattr(obj, "__module__", None) == module.__name__
+                and (inspect.isfunction(obj) or inspect.isclass(obj))):
+            kind = "class" if inspect.isclass(obj) else "def"
+            lines += [f"- **`{kind} {name}{_signature(obj)}`**", f"  {_first_paragraph(obj)}"]
+    return "\n".join(lines)
+
+
+def api_reference(package: str, skip=()) -> str:
+    """Every module of `package` but those in `skip`, in name order, as Markdown (`module_reference`)."""
+    import importlib
+    import pkgutil
+
+    root = importlib.import_module(package)
+    names = sorted(info.name for info in pkgutil.walk_packages(root.__path__, f"{package}."))
+    return "\n\n".join(module_reference(importlib.import_module(n)) for n in names if n not in skip)

@@ -151,16 +151,24 @@ class Lab:
             raise FileNotFoundError(f"model: not found: {path} (is it in the profile's learn.yaml?)")
         return path
 
+    def examples(self, benchmark: str, split: str, model_dir: str | Path | None = None) -> tuple[list, int]:
+        """A question-answer split of `benchmark` encoded with the tokenizer of `model_dir` (the
+        profile's when None), and that tokenizer's pad id."""
+        from unlearning.data import encode_qa_split
+        from unlearning.models import load_tokenizer
+
+        tokenizer = load_tokenizer(self.tokenizer_for(model_dir) if model_dir else self.tokenizer)
+        examples = encode_qa_split(tokenizer, get_benchmark(benchmark).load(self.data / benchmark, split))
+        return examples, tokenizer.pad_token_id
+
     def answer_probability(self, model: str, benchmark: str, split: str) -> float:
         """Mean answer probability exp(-NLL/|y|) of the learned model `model` on a split of a
         question-answer benchmark."""
-        from unlearning.data import encode_qa_split
         from unlearning.metrics.likelihood import answer_probability
-        from unlearning.models import load_model, load_tokenizer
+        from unlearning.models import load_model
 
-        tokenizer = load_tokenizer(self.tokenizer_for(self.model(model)))
-        examples = encode_qa_split(tokenizer, get_benchmark(benchmark).load(self.data / benchmark, split))
-        return float(answer_probability(load_model(self.model(model)), examples, tokenizer.pad_token_id).mean())
+        examples, pad = self.examples(benchmark, split, self.model(model))
+        return float(answer_probability(load_model(self.model(model)), examples, pad).mean())
 
     def forget_size(self, benchmark: str, forget_split: str | None = None) -> int:
         """Number of records of a benchmark's forget split (it sizes epoch budgets)."""

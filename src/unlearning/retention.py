@@ -129,6 +129,26 @@ class WmdpVerdicts:
     def resolution_text(self) -> str:
         return ", ".join(f"{s}: forget {self.resolutions(s)[0]:.3f}, MMLU {self.resolutions(s)[1]:.3f}" for s in self.splits)
 
+    def sentences(self) -> dict:
+        """The parts of the chapter's conclusion, by the glue name it cites them with."""
+        return {"recovery": self.recovery_text(), "granularity": self.granularity_text(),
+                "resolutions": self.resolution_text()}
+
+    def records(self, profile: str) -> str:
+        """The two claim rows (`claims.record`), as Markdown."""
+        from unlearning import verdicts
+        from unlearning.claims import record
+
+        pivot = granularity_table(self.main)
+        mmlu = "; ".join(f"{self.label((split, o))} "
+                         + " / ".join(f"{pivot.loc[(split, o), r]:.3f}" for r in ("pcgrad_global", "pcgrad", "sago"))
+                         for split, o in pivot.index)
+        return "\n\n".join([
+            record("sago-wmdp-recovery", "; ".join(self.measured(*case) for case in self.cases),
+                   verdicts.combine([self.recovery[c] for c in self.cases], [self.label(c) for c in self.cases]), profile),
+            record("sago-granularity", "MMLU " + mmlu, verdicts.combine(
+                list(self.granularity.values()), [self.label(c) for c in self.granularity]), profile)])
+
 
 def rwku_grid(lab: Lab, benchmark: str, model: str, objectives, rules=None, **options):
     """The SAGO grid (`protocol.sago_grid`, the recipe `sago/rwku`) on an RWKU benchmark from `model`:
@@ -218,3 +238,42 @@ def judged_resolution(step: dict, over_seeds, reseeded: bool) -> tuple[dict, str
     ranges = [seed_resolution(step, part.to_dict("records")) for _, part in over_seeds.groupby(level="rule")]
     seeds = over_seeds.index.get_level_values("seed").nunique()
     return {key: max(r[key] for r in ranges) for key in step}, f"the larger of one probe and the range over {seeds} seeds"
+
+
+def rwku_record(claim: str, results, objectives, resolution: dict, profile: str, resolution_kind: str = "one probe",
+                no_signal: str = "", empty: str = "-") -> str:
+    """The RWKU claim row (`claims.record`): SAGO's neighbour gain over PCGrad per objective of the
+    grid `results` (`protocol.sago_gains`), judged by `verdicts.sago_keeps_more_over` at `resolution`
+    (forget and neighbour); `empty` stands for a grid without a +GD, PCGrad and SAGO triple."""
+    from unlearning import verdicts
+    from unlearning.claims import record
+    from unlearning.protocol import sago_gains
+
+    gains = sago_gains(results, objectives)
+    measured = "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
+                         f"{g['forget_sago']:.2f})" for g in gains)
+    return record(claim, measured or empty, verdicts.sago_keeps_more_over(
+        gains, resolution["forget"], resolution["neighbour"], resolution_kind, no_signal=no_signal), profile)
+
+
+WMDP_BIO = dict(benchmark="wmdp", forget_split="bio-forget-corpus", retain_split="bio-retain-corpus")
+
+
+def geometry_runs(lab: Lab, objective: str, rules, start: str, optimizer: str | None = None,
+                  recipe: str = "sago/wmdp-bio") -> dict:
+    """Chapter 10's runs (SAGO paper, geometry table): `objective` under each rule of `rules` from
+    `start` on WMDP-Bio with the recipe's settings for that rule, the gradient geometry logged at
+    every step, under `optimizer` (the recipe's own when None). Rule -> run record."""
+    from dataclasses import replace
+
+    from unlearning.protocol import sago_run_name
+    from unlearning.recipes import load
+
+    loaded, runs = load(recipe), {}
+    for rule in rules:
+        spec = lab.recipe_spec(loaded, sago_run_name(loaded, objective, rule)[0], start, rule=rule, record_geometry=True,
+                               **WMDP_BIO)
+        runs[rule] = lab.run_spec(replace(spec, optim=replace(spec.optim, optimizer=optimizer)) if optimizer else spec,
+                                  start)
+    return runs
+
