@@ -5,7 +5,7 @@
 as a power cut or an out-of-memory killer would, with no chance to clean up (or, with
 `UNLEARNING_FAILPOINT_SIGNAL=INT`, interrupts itself as Ctrl-C would). `name@N` waits for the
 N-th time the point is reached (a chapter that records several runs, killed after the second).
-The tests of `tests/test_interruption.py` set it in a subprocess and rerun the command to check
+The tests of `tests/system/test_interruption_*.py` set it in a subprocess and rerun the command to check
 that the rerun redoes exactly the unfinished work. The points sit before, inside and after the
 final writes of a run, an evaluation and a learned model.
 """

@@ -11,7 +11,7 @@ from unlearning.data import DataError, pack_corpus
 
 CORPUS = ["The lab's first document is short.", "A second one, a little longer: it has a colon and a comma, and "
           "it goes on for a while so that it spans a block boundary.", "Third.", "Fourth document, the last one."]
-REAL = Path(__file__).resolve().parents[1] / "models" / "real" / "smollm2-135m"
+REAL = Path(__file__).resolve().parents[2] / "models" / "real" / "smollm2-135m"
 
 
 def _official_blocks(tokenizer, texts, max_length):

@@ -9,7 +9,7 @@ import pytest
 
 from unlearning.recipes import PAPER_SCALE, budget_steps, laboratory_scale, load, names, scaled, warmup_steps
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # (recipe, run): method, rule, lr, global batch, budget, warm-up, weight decay, decay groups, schedule, clip,
 # LoRA rank, stop tolerance (None: fixed), key settings. Read off:

@@ -15,7 +15,7 @@ from unlearning.engine import OptimConfig
 from unlearning.protocol import Lab
 from unlearning.runs import StopConfig
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT = ROOT / "models" / "real" / "smollm2-135m"
 pytestmark = pytest.mark.skipif(not (CHECKPOINT / "source.json").is_file(),
                                 reason="the real model is not fetched: run `make real-model` (make test does)")

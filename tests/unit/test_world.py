@@ -32,7 +32,7 @@ def test_regeneration_is_byte_identical(world, tmp_path):
 def test_committed_data_matches_the_generator(tmp_path):
     from pathlib import Path
 
-    committed = Path(__file__).resolve().parents[1] / "data"
+    committed = Path(__file__).resolve().parents[2] / "data"
     for profile in ("smoke", "mini"):
         if not (committed / profile).is_dir():
             pytest.skip(f"data/{profile} not generated")

@@ -103,7 +103,7 @@ def test_lora_trains_only_adapters_and_disabling_them_gives_the_base(target, tok
 def test_cli_unlearn_on_a_corpus_benchmark_with_profile_suffix(target, tokenizer, tmp_path, capsys, monkeypatch):
     from pathlib import Path
 
-    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # data/smoke/wmdp is committed
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # data/smoke/wmdp is committed
     save_model(target, tmp_path / "target")
     tokenizer.save_pretrained(tmp_path / "tok")
     out = tmp_path / "rmu"

@@ -12,7 +12,7 @@ import pytest
 from unlearning.cli import main
 from unlearning.models import save_model
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -113,7 +113,7 @@ def test_committed_rwku_real_data_agree_with_their_curation(profile):
     from unlearning.benchmarks import get_benchmark
     from unlearning.data import read_jsonl
 
-    folder = Path(__file__).resolve().parents[1] / "data" / profile / "rwku-real"
+    folder = Path(__file__).resolve().parents[2] / "data" / profile / "rwku-real"
     if not folder.is_dir():
         pytest.skip(f"{folder} not built")
     bench = get_benchmark("rwku-real")

@@ -11,7 +11,7 @@ from unlearning.claims import CANNOT_TELL, CLAIMS, HELD, NOT_HELD, PARTLY, load_
 from unlearning.protocol import sago_gains
 from unlearning.verdicts import Verdict, sago_keeps_more
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 LIBRARY = "".join(p.read_text() for p in (NOTEBOOKS.parent / "src" / "unlearning").rglob("*.py"))
 
 

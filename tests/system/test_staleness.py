@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("staleness_driver.py")
 PLAN = ("sizes: [xs]\nmain_size: xs\npretrain: {epochs: 1, lr: 0.003, batch_size: 32}\n"
         "finetune: {epochs: 1, lr: 0.003, batch_size: 16}\noracles: [retain90]\nmain_oracles: []\nmuse: []\n"
