@@ -234,7 +234,7 @@ def test_the_chapter_chains_cover_every_chapter_once_and_order_each_chain():
     """`make book` executes two chapters at a time; chapters that share runs are one chain, one
     after another. Every chapter is in exactly one chain, and make's own database (what it would
     do for `make notebooks`) orders each chain's chapters one after the next."""
-    root = PACKAGE.parents[2]
+    root = PACKAGE.parents[1]
     chains = [_make_variable((root / "Makefile").read_text(), name) for name in ("CHAIN_A", "CHAIN_B")]
     chapters = sorted(path.stem for path in (root / "notebooks").glob("*.py"))
     assert sorted(sum(chains, [])) == chapters
@@ -271,8 +271,8 @@ def test_chapter_lines_counts_code_without_comments_and_markdown_without_blanks(
     assert chapter_lines(text) == (2, 2)
 
 
-@pytest.mark.parametrize("chapter", sorted(p.name for p in (PACKAGE.parents[2] / "notebooks").glob("*.py")))
+@pytest.mark.parametrize("chapter", sorted(p.name for p in (PACKAGE.parents[1] / "notebooks").glob("*.py")))
 def test_no_chapter_holds_more_code_than_markdown(chapter):
     """A chapter is Markdown with short code cells (issue 32): what it computes lives in the library."""
-    code, markdown = chapter_lines((PACKAGE.parents[2] / "notebooks" / chapter).read_text())
+    code, markdown = chapter_lines((PACKAGE.parents[1] / "notebooks" / chapter).read_text())
     assert code <= markdown, f"{chapter}: {code} code lines against {markdown} of Markdown"

@@ -122,7 +122,7 @@ def test_sequence_margins_match_one_example_at_a_time(target, tokenizer, splits)
 
 def test_fetch_writes_the_chapter_layout_and_skips_what_is_there(lab, world, tmp_path, monkeypatch):
     pytest.importorskip("datasets")
-    from test_world_benchmarks import _write_hub_copy
+    from test_benchmarks import _write_hub_copy
 
     from unlearning.data import load_split
     from unlearning.fetch import fetch, read_plan
