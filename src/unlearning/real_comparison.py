@@ -99,7 +99,7 @@ def real_comparison(lab: Lab, size: str, forget_split: str, methods, config, *, 
     reseeded = {seed: run("MASC", seed) for seed in (seeds if "MASC" in methods else [])}
     masc = pd.DataFrame([{"seed": 0, **results.loc["MASC"].to_dict()}] + [
         {"seed": seed, **model_row("MASC", lab.evaluate("tofu-real", r["dir"], config=config, oracle=oracle), r)}
-        for seed, r in reseeded.items()]).drop(columns="method").set_index("seed") if "MASC" in methods else pd.DataFrame()
+        for seed, r in reseeded.items()]).drop(columns="method", errors="ignore").set_index("seed") if "MASC" in methods else pd.DataFrame()
     stopped = "MASC" in runs and all(r["stopped"] for r in [runs["MASC"], *reseeded.values()])
     learning = {name: json.loads((lab.model(name) / "learning.json").read_text()) for name in (target, oracle_name)}
     return RealComparison(results, runs, masc, bool(stopped), learning, tuned)

@@ -7,7 +7,7 @@ import pytest
 
 from unlearning.claims import CANNOT_TELL, HELD, NOT_HELD
 from unlearning.comparison import quantization_check
-from unlearning.real_comparison import RealComparison, real_signals, real_verdicts
+from unlearning.real_comparison import RealComparison, real_comparison, real_signals, real_verdicts
 
 AXES = {"forget_Q_A_ROUGE": 0.2, "forget_Q_A_Prob": 0.1, "forget_truth_ratio": 0.6}
 GATES = {"forget_paraphrased_question_accuracy": 0.9, "forget_paraphrase_accuracy": 0.5}
@@ -86,3 +86,39 @@ def test_the_claim_rows_are_written_for_the_profile(tmp_path, monkeypatch):
         "masc-quantization-real.json", "masc-speed-real.json", "masc-tradeoff-real.json"]
     speed = judged.speed_text(comparison, ["GradDiff"])
     assert "**10.0x** faster than the fastest" in speed and speed.endswith("slowest of 2 seeds, which took 10-12 s)")
+
+
+class _RealLab:
+    """Models are their names, runs their (method, seed); metrics a table by model, each with its
+    learning.json written under `root`."""
+
+    def __init__(self, root):
+        import json
+
+        self.root, self.runs = root, []
+        for name in ("tofu-real/target-135m", "tofu-real/retain90-135m"):
+            (root / name).mkdir(parents=True)
+            (root / name / "learning.json").write_text(json.dumps({"gates": GATES}))
+
+    def model(self, name):
+        return self.root / name
+
+    def recipe_run(self, recipe, method, target, *, benchmark, forget_split, seed=None, **cap):
+        self.runs.append((recipe, method, seed, cap.get("max_steps")))
+        return {"dir": f"{method}-{seed or 0}", "steps": 5, "stopped": True, "train_seconds": 2.0 + (seed or 0),
+                "probe_seconds": 0.5}
+
+    def evaluate(self, benchmark, model_dir, config=None, oracle=None):
+        return {**AXES, "model_utility": 0.4 if "GradDiff" in str(model_dir) else 0.5, "forget_quality": 0.01}
+
+
+@pytest.mark.parametrize("seeds", [[], [1, 2]])
+def test_the_comparison_runs_each_recipe_and_masc_again_with_each_seed(tmp_path, seeds):
+    lab = _RealLab(tmp_path)
+    real = real_comparison(lab, "135m", "forget10", ["GradDiff", "MASC"], None, protocol=None, rmu_grid={}, seeds=seeds,
+                           with_base=False, max_steps=4)
+    assert lab.runs == [("openunlearning/tofu", "GradDiff", None, 4), ("masc/tofu", "MASC", None, 4)] + [
+        ("masc/tofu", "MASC", s, 4) for s in seeds]
+    assert list(real.results.index) == ["Oracle", "Target", "GradDiff", "MASC"] and real.stopped
+    assert list(real.seeds.index) == [0, *seeds] and list(real.seeds["seconds"]) == [2.5 + s for s in [0, *seeds]]
+    assert real.results.loc["GradDiff", "model_utility"] == 0.4 and real.results.loc["Oracle", "forget_quality"] == 1.0
