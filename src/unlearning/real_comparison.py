@@ -97,9 +97,11 @@ def real_comparison(lab: Lab, size: str, forget_split: str, methods, config, *, 
     rows += [model_row(m, lab.evaluate("tofu-real", r["dir"], config=config, oracle=oracle), r) for m, r in runs.items()]
     results = pd.DataFrame(rows).set_index("method")
     reseeded = {seed: run("MASC", seed) for seed in (seeds if "MASC" in methods else [])}
-    masc = pd.DataFrame([{"seed": 0, **results.loc["MASC"].to_dict()}] + [
-        {"seed": seed, **model_row("MASC", lab.evaluate("tofu-real", r["dir"], config=config, oracle=oracle), r)}
-        for seed, r in reseeded.items()]).drop(columns="method", errors="ignore").set_index("seed") if "MASC" in methods else pd.DataFrame()
+    masc = pd.DataFrame()
+    if "MASC" in methods:  # seed 0 is the main run; its row has no method column (the results' index)
+        masc = pd.DataFrame([{"seed": 0, **results.loc["MASC"].to_dict()}] + [
+            {"seed": seed, **model_row("MASC", lab.evaluate("tofu-real", r["dir"], config=config, oracle=oracle), r)}
+            for seed, r in reseeded.items()]).drop(columns="method", errors="ignore").set_index("seed")
     stopped = "MASC" in runs and all(r["stopped"] for r in [runs["MASC"], *reseeded.values()])
     learning = {name: json.loads((lab.model(name) / "learning.json").read_text()) for name in (target, oracle_name)}
     return RealComparison(results, runs, masc, bool(stopped), learning, tuned)
@@ -152,7 +154,7 @@ class RealVerdicts:
                 "speed": self.speed_text(comparison, baselines),
                 "ties": ", ".join(f"{a} {r:.3f}" for a, r in self.judged_at.items()),
                 "tradeoff": self.tradeoff.reason or self.tradeoff.verdict, "judged_as": self.judged_as,
-                "rouge": " → ".join(f"{results.loc[k, 'forget_Q_A_ROUGE']:.2f} ({k.lower()})"
+                "rouge": " → ".join(f"{results.loc[k, 'forget_Q_A_ROUGE']:.2f} ({k})"
                                     for k in ("Target", "MASC", "Oracle")),
                 "four_bit": "; ".join(f"{c.upper()} {v.verdict} ({v.reason})" for c, v in self.by_code.items())
                 or "not run"}
