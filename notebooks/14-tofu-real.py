@@ -128,7 +128,7 @@ real.learned()
 # (`src/unlearning/recipes/`). A real pretrained model runs the recipes' own rates.
 
 # %% tags=["hide-input"]
-show_recipes(lab, methods, f"tofu-real/target-{size}", benchmark="tofu-real", forget_split=forget_split)
+show_recipes(lab, methods, real.target, benchmark="tofu-real", forget_split=forget_split)
 
 # %% [markdown]
 # ## Is there signal?
@@ -183,7 +183,7 @@ if real.tuned is not None:
 # unlearned weights do not.
 
 # %% tags=["hide-input"]
-folders = {"Target": lab.model(f"tofu-real/target-{size}"),
+folders = {"Target": lab.model(real.target),
            **{m: real.runs[m]["dir"] for m in quantized_methods if m in real.runs}}
 quantized = quantized_results(lab, "tofu-real", folders, codes, replace(config, forget_only=True),
                               full={name: results.loc[name] for name in folders})  # full precision: evaluated above

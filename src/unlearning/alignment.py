@@ -116,7 +116,7 @@ class GeometryVerdicts:
     def sentences(self) -> dict:
         """The parts of the chapter's conclusion, by the glue name it cites them with."""
         share, better, conflict = float(self.better.mean()), self.better, self.conflict
-        return {"nonneg": ", ".join(f"{r} {v:.3f}" for r, v in self.combined().items()),
+        return {"nonneg": self.smallest_text(),
                 "sum_min": self.smallest.get("sum", float("nan")),
                 "mean_cos": ", ".join(f"{r} {self.mean_cos[r]:.2f}" for r in self.rules), "share": share,
                 "better_conflict": int(better[conflict].sum()), "conflict": int(conflict.sum()),
@@ -127,6 +127,10 @@ class GeometryVerdicts:
         """The smallest cos(g_final, g_r) of every rule but plain summation."""
         return {r: v for r, v in self.smallest.items() if r != "sum"}
 
+    def smallest_text(self) -> str:
+        """`combined` as the page writes it: "pcgrad 0.000, sago 0.050"."""
+        return ", ".join(f"{r} {v:.3f}" for r, v in self.combined().items())
+
     def records(self, profile: str) -> str:
         """The two claim rows (`claims.record`), as Markdown."""
         from unlearning import verdicts
@@ -134,8 +138,7 @@ class GeometryVerdicts:
 
         pair = ", ".join(f"{r} {self.mean_cos[r]:.2f}" for r in ("pcgrad", "sago") if r in self.mean_cos)
         return "\n\n".join([
-            record("sago-never-opposes", "smallest cos(g_final, g_r) over all steps: "
-                   + ", ".join(f"{r} {v:.3f}" for r, v in self.combined().items()),
+            record("sago-never-opposes", f"smallest cos(g_final, g_r) over all steps: {self.smallest_text()}",
                    verdicts.construction_check(self.combined()), profile),
             record("sago-tighter", f"SAGO better aligned than module-wise PCGrad at {float(self.better.mean()):.0%} of the "
                    f"steps (mean Comb-Retain {pair})", verdicts.more_often(int(self.better.sum()), len(self.both)),

@@ -5,6 +5,7 @@ papers run for a fixed budget."""
 
 from __future__ import annotations
 
+from unlearning.benchmarks import get_benchmark
 from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
 
 VARIANTS = [  # (label, method, synthesis rule, stop)
@@ -31,9 +32,9 @@ def variant_results(lab: Lab, size: str, forget_split: str, protocol: Protocol, 
 
     config = eval_config("tofu", forget_split)
     oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
-    rows = []
+    target, rows = get_benchmark("tofu").target(size), []
     for label, method, rule, stop in variants:
-        run = lab.run("tofu", method, f"tofu/target-{size}", protocol, forget_split=forget_split, rule=rule, stop=stop)
+        run = lab.run("tofu", method, target, protocol, forget_split=forget_split, rule=rule, stop=stop)
         rows.append({"variant": label, "method": method, "rule": rule, "stop": stop, "steps": run["steps"],
                      "stopped by itself": run["stopped"], "seconds": run["train_seconds"] + run["probe_seconds"],
                      **lab.evaluate("tofu", run["dir"], config=config, oracle=oracle)})

@@ -51,11 +51,13 @@ def curation_check(lab: Lab, base_dir, checked: int = 0):
 class RealComparison:
     """The runs and evaluations of chapter 14's comparison."""
 
+    target: str           # the learned model every run starts from
+    oracle: str           # the split's retain-only oracle
     results: object       # DataFrame indexed by method: Oracle, Target, Base (when evaluated), every method
     runs: dict            # method -> run record
     seeds: object         # DataFrame indexed by seed: MASC's rows (seed 0 the main run); empty without MASC
     stopped: bool         # every MASC run stopped by itself
-    learning: dict        # learned model name -> its learning.json
+    learning: dict        # learned model name (the target's, the oracle's) -> its learning.json
     tuned: object = None  # RMU's tuning (`protocol.Tuned`) when RMU ran
 
     def learned(self):
@@ -104,7 +106,7 @@ def real_comparison(lab: Lab, size: str, forget_split: str, methods, config, *, 
             for seed, r in reseeded.items()]).drop(columns="method", errors="ignore").set_index("seed")
     stopped = "MASC" in runs and all(r["stopped"] for r in [runs["MASC"], *reseeded.values()])
     learning = {name: json.loads((lab.model(name) / "learning.json").read_text()) for name in (target, oracle_name)}
-    return RealComparison(results, runs, masc, bool(stopped), learning, tuned)
+    return RealComparison(target, oracle_name, results, runs, masc, bool(stopped), learning, tuned)
 
 
 def real_signals(comparison: RealComparison, methods, utility_resolution: float):
@@ -113,14 +115,14 @@ def real_signals(comparison: RealComparison, methods, utility_resolution: float)
     when a model breaks). A row per check."""
     import pandas as pd
 
-    results, (target, oracle) = comparison.results, comparison.learning
+    results, learning = comparison.results, comparison.learning
     damaged = {m: results.loc[m, "model_utility"] for m in methods}
     if comparison.tuned is not None:
         damaged.update({f"RMU grid, c = {r['steering x norm']:g} x norm": r["model_utility"] for r in comparison.tuned.rows})
     collapsed = min(damaged, key=damaged.get)
     return pd.DataFrame(verdicts.real_tofu_signals(
-        results.loc["Target", "forget_quality"], comparison.learning[target]["gates"],
-        comparison.learning[oracle]["gates"], results.loc["Target", "model_utility"] - damaged[collapsed], collapsed,
+        results.loc["Target", "forget_quality"], learning[comparison.target]["gates"],
+        learning[comparison.oracle]["gates"], results.loc["Target", "model_utility"] - damaged[collapsed], collapsed,
         utility_resolution)).set_index("check")
 
 
@@ -167,8 +169,7 @@ class RealVerdicts:
                  + (f" (its slowest of {seeds} seeds)" if seeds > 1 else "")) if len(self.axes) > 1 else "-"
         tradeoff = (f"MU {self.axes['MASC']['MU']:.3f} against "
                     + ", ".join(f"{b} {a['MU']:.3f}" for b, a in self.axes.items() if b != "MASC")) if len(self.axes) > 1 else "-"
-        quantized = ("MASC's forget ROUGE-L after 4-bit: " + ", ".join(
-            f"{c.upper()} {check.changes['MASC'][c]:+.2f}" for c in self.by_code)) if self.by_code else "-"
+        quantized = f"MASC's forget ROUGE-L after 4-bit: {check.moves('MASC')}" if self.by_code else "-"
         return "\n\n".join([record("masc-speed-real", speed, self.speed, profile),
                             record("masc-tradeoff-real", tradeoff, self.tradeoff, profile),
                             record("masc-quantization-real", quantized, self.quantization, profile)])

@@ -25,7 +25,7 @@ def _comparison(masc_utility=0.50, seconds=(10.0, 12.0), gates=GATES, forget_qua
     seeds = pd.DataFrame([{"seed": i, "seconds": s, "steps": 30, **AXES, "model_utility": masc_utility}
                           for i, s in enumerate(seconds)]).set_index("seed")
     learning = {"tofu-real/target-135m": {"gates": gates}, "tofu-real/retain90-135m": {"gates": GATES}}
-    return RealComparison(results, {}, seeds, True, learning)
+    return RealComparison("tofu-real/target-135m", "tofu-real/retain90-135m", results, {}, seeds, True, learning)
 
 
 def _check(masc_nf4: float):
@@ -120,5 +120,6 @@ def test_the_comparison_runs_each_recipe_and_masc_again_with_each_seed(tmp_path,
     assert lab.runs == [("openunlearning/tofu", "GradDiff", None, 4), ("masc/tofu", "MASC", None, 4)] + [
         ("masc/tofu", "MASC", s, 4) for s in seeds]
     assert list(real.results.index) == ["Oracle", "Target", "GradDiff", "MASC"] and real.stopped
+    assert (real.target, real.oracle) == ("tofu-real/target-135m", "tofu-real/retain90-135m")
     assert list(real.seeds.index) == [0, *seeds] and list(real.seeds["seconds"]) == [2.5 + s for s in [0, *seeds]]
     assert real.results.loc["GradDiff", "model_utility"] == 0.4 and real.results.loc["Oracle", "forget_quality"] == 1.0
