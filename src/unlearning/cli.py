@@ -516,6 +516,8 @@ def cmd_check(args) -> None:
 COMMANDS = {"world": cmd_world, "rwku-real": cmd_rwku_real, "learn": cmd_learn, "unlearn": cmd_unlearn,
             "evaluate": cmd_evaluate, "fetch": cmd_fetch, "claims": cmd_claims,
             "execute": cmd_execute, "check": cmd_check}
+# commands that run no model: they skip torch's and transformers' imports (a chapter's kernel makes its own)
+WITHOUT_TORCH = {"claims", "execute", "check"}
 INTERRUPTED = "interrupted; finished work is kept, run the command again to complete it"
 
 
@@ -533,9 +535,10 @@ def main(argv: list[str] | None = None) -> int:
         from unlearning.failpoints import reached
 
         reached("cli:importing")  # where a test interrupts the command before its heavy imports
-        from unlearning.runtime import configure_process
+        if command not in WITHOUT_TORCH:
+            from unlearning.runtime import configure_process
 
-        configure_process()
+            configure_process()
         return COMMANDS[command](args) or 0
     except KeyboardInterrupt:  # Ctrl-C: every finished piece is stored; the rest is redone by a rerun
         print(f"unlearning{' ' + command if command else ''}: {INTERRUPTED}", file=sys.stderr)

@@ -49,3 +49,20 @@ def test_the_interrupted_line_is_the_same_in_process(monkeypatch, capsys):
     monkeypatch.setattr(cli, "parser", interrupted)
     assert cli.main(["world"]) == 130
     assert capsys.readouterr().err.strip() == f"unlearning: {INTERRUPTED}"
+
+
+def test_the_commands_that_run_no_model_import_no_torch(tmp_path):
+    """`unlearning execute` runs once per chapter (the chapter's kernel imports what it needs) and
+    `unlearning claims` once per book: neither pays for torch's and transformers' imports."""
+    findings = tmp_path / "findings"
+    findings.mkdir()
+    done = _python("import sys\n"
+                   "from unlearning.cli import main\n"
+                   f"status = main(['claims', '--profile', 'smoke', '--findings', {str(findings)!r}, "
+                   f"'--out', {str(tmp_path / 'claims.md')!r}])\n"
+                   f"status += main(['execute', {str(tmp_path / 'none.ipynb')!r}, '--out', {str(tmp_path / 'o.ipynb')!r}, "
+                   "'--profile', 'smoke', '--parameters', 'none.yaml'])\n"
+                   "print(status, sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
+    assert done.returncode == 0, done.stderr
+    # both ran to their own refusal (no finding yet, no such notebook: 2 each), and neither imported torch
+    assert done.stdout.strip().splitlines()[-1] == "4 []", done.stderr
