@@ -49,12 +49,12 @@ from unlearning.comparison import run_summary
 from unlearning.engine import OptimConfig
 from unlearning.plotting import plot_forget_retain, plot_violation_trace, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import Lab, Protocol, tofu_oracle
+from unlearning.protocol import Lab, Protocol, tofu_oracle, tofu_target
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
 protocol = Protocol(cap=masc_cap)
-target, oracle, retain_split = f"tofu/target-{size}", tofu_oracle(forget_split, size), get_benchmark("tofu").retain
+target, oracle, retain_split = tofu_target(size), tofu_oracle(forget_split, size), get_benchmark("tofu").retain
 glue(target=f"`{target}`", oracle=f"`{oracle}`", forget_split=f"`{forget_split}`", retain_split=f"`{retain_split}`",
      protocol=protocol.describe())
 RUN_NUMBERS = ("steps", "train_seconds", "probe_seconds", "forget_probability", "retain_probability")

@@ -53,13 +53,13 @@ from unlearning.metrics.memorization import proposition1_summary, proposition1_t
 from unlearning.models import load_model
 from unlearning.plotting import plot_margin_histograms, plot_proposition1, plot_violation_knobs, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import Lab, tofu_oracle
+from unlearning.protocol import Lab, tofu_oracle, tofu_target
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
 forget, pad = lab.examples("tofu", forget_split)
-masc_run = lab.run("tofu", "MASC", f"tofu/target-{size}", forget_split=forget_split)
-models = {"Target": load_model(lab.model(f"tofu/target-{size}")),
+masc_run = lab.run("tofu", "MASC", tofu_target(size), forget_split=forget_split)
+models = {"Target": load_model(lab.model(tofu_target(size))),
           "Oracle": load_model(lab.model(tofu_oracle(forget_split, size))), "MASC": load_model(masc_run["dir"])}
 k0, beta0, rho0 = MASC_DEFAULTS["k"], MASC_DEFAULTS["beta"], MASC_DEFAULTS["rho"]
 tau0 = tau_from_rho(rho0)

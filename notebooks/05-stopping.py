@@ -43,11 +43,11 @@ import matplotlib.pyplot as plt
 from unlearning.comparison import fixed_budgets, tolerance_sweep
 from unlearning.plotting import plot_checkpoints_against_stop, plot_violation_trace, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
+from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_target
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)
-target, protocol, config = f"tofu/target-{size}", Protocol(), eval_config("tofu", forget_split)
+target, protocol, config = tofu_target(size), Protocol(), eval_config("tofu", forget_split)
 oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
 base = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
 masc = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split)

@@ -61,12 +61,12 @@ from unlearning.comparison import (every_number, flat_tofu_metrics, show_recipes
                                    tofu_verdicts)
 from unlearning.plotting import plot_figure1, plot_quality_against_utility, plot_time_to_quality, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import PAPER_BASELINES, Lab, Protocol, tune_rmu_on_tofu
+from unlearning.protocol import PAPER_BASELINES, Lab, Protocol, tofu_target, tune_rmu_on_tofu
 from unlearning.trajectory import checkpoint_steps
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
-target, main_split = f"tofu/target-{size}", forget_splits[-1]
+target, main_split = tofu_target(size), forget_splits[-1]
 # RMU tuned on this target (largest split), as the RMU paper tunes per model; the section below shows the grid
 tuned = tune_rmu_on_tofu(lab, size, main_split, Protocol(), rmu_grid) if "RMU" in methods else None
 # the largest split's full fine-tunes keep their weights along the way (the time-to-quality section below;

@@ -49,11 +49,11 @@ from unlearning.comparison import SCALE_COLUMNS, ScaleVerdicts, every_number, sc
 from unlearning.models import SIZES
 from unlearning.plotting import plot_against_size, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import Lab
+from unlearning.protocol import Lab, tofu_target
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
-recipes.show(lab, "masc/scale", methods, f"tofu/target-{sizes[0]}", forget_split=forget_split)
+recipes.show(lab, "masc/scale", methods, tofu_target(sizes[0]), forget_split=forget_split)
 left_out = [size for size in SIZES if size not in sizes]
 glue(sizes=", ".join(sizes), left_out=f"This profile leaves out {', '.join(left_out)} to keep the book within its time "
      "budget (add them to `learn.yaml` and to this chapter's `sizes`)." if left_out else "Every size of the family is here.")

@@ -53,11 +53,11 @@ from unlearning import verdicts
 from unlearning.comparison import precision_table, quantization_check, quantized_results, show_recipes, small_update_run
 from unlearning.plotting import plot_quantization_dumbbell, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_run, tune_rmu_on_tofu
+from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_run, tofu_target, tune_rmu_on_tofu
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
-config, target = eval_config("tofu", forget_split), f"tofu/target-{size}"
+config, target = eval_config("tofu", forget_split), tofu_target(size)
 oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
 # the controls: the target and the oracle show what 4-bit quantization does to a model nobody unlearned
 folders = {"Target": lab.model(target), "Oracle": lab.model(tofu_oracle(forget_split, size))}

@@ -17,7 +17,6 @@ or gradient turns NaN or infinite stops at that step and exits with status 3.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -320,7 +319,7 @@ def _recipe_spec(args, benchmark: str, data: Path, tokenizer: Path, processes: i
     from dataclasses import replace
 
     from unlearning.benchmarks import get_benchmark
-    from unlearning.recipes import PAPER_SCALE, laboratory_scale, scaled
+    from unlearning.recipes import PAPER_SCALE, laboratory_scale, learned_rate, scaled
     from unlearning.recipes import load as load_recipe
     from unlearning.runs import StopConfig, encode_records
     from unlearning.models import load_tokenizer
@@ -333,10 +332,7 @@ def _recipe_spec(args, benchmark: str, data: Path, tokenizer: Path, processes: i
     forget_records = bench.load(data, args.split or bench.forget)
     scale = PAPER_SCALE
     if args.scale == "laboratory":
-        info = args.model / "learning.json"
-        learned = json.loads(info.read_text()) if info.is_file() else None
-        model_lr = None if learned is None or learned.get("base") else float(learned["train"]["lr"])
-        scale = laboratory_scale(recipe, model_lr=model_lr, forget_size=len(forget_records))
+        scale = laboratory_scale(recipe, model_lr=learned_rate(args.model), forget_size=len(forget_records))
     packing = (scaled(recipe.run(name), scale).packing or {}).get("block_length")
     tok = load_tokenizer(tokenizer)
     n_forget = len(encode_records(tok, forget_records, bench.kind, packing))

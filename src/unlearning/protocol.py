@@ -11,7 +11,6 @@ run store (`Lab.quantized`).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,7 +21,7 @@ from unlearning.evaluate import DivergedMetrics, evaluate, is_evaluated
 from unlearning.methods import get_method, method_name
 from unlearning.models import copy_tokenizer_files, has_tokenizer
 from unlearning.records import read_json, write_json
-from unlearning.recipes import PAPER_SCALE, Recipe, Scale, laboratory_scale, scaled
+from unlearning.recipes import PAPER_SCALE, Recipe, Scale, laboratory_scale, learned_rate, scaled
 from unlearning.recipes import load as load_recipe
 from unlearning.runs import RunSpec, StopConfig, run, spec_from_record
 from unlearning.runtime import Runtime, configure_process
@@ -211,14 +210,10 @@ class Lab:
         real checkpoint and the models fine-tuned from one."""
         if self.scale_rule == "paper":
             return PAPER_SCALE
-        start = self.model(model)
-        info = start / "learning.json"
-        learned = json.loads(info.read_text()) if info.is_file() else None
-        model_lr = None if learned is None or learned.get("base") else float(learned["train"]["lr"])
         benchmark = benchmark or recipe.benchmark
         bench = get_benchmark(benchmark)
-        return laboratory_scale(recipe, model_lr=model_lr, forget_size=len(bench.load(self.data / benchmark,
-                                                                                       forget_split or bench.forget)))
+        forget = bench.load(self.data / benchmark, forget_split or bench.forget)
+        return laboratory_scale(recipe, model_lr=learned_rate(self.model(model)), forget_size=len(forget))
 
     def recipe_spec(self, recipe: str | Recipe, run_name: str, model: str, *, scale: Scale | None = None,
                     benchmark: str | None = None, forget_split: str | None = None, retain_split: str | None = None,
@@ -434,6 +429,11 @@ def oracle_of(benchmark: str, forget_split: str, size: str) -> str:
     if rule is None:
         raise ValueError(f"benchmark {benchmark} has no oracle rule")
     return rule(forget_split, size)
+
+
+def tofu_target(size: str) -> str:
+    """TOFU's target at `size`: the model fine-tuned on every author (`Benchmark.target`)."""
+    return get_benchmark("tofu").target(size)
 
 
 def tofu_oracle(forget_split: str, size: str) -> str:

@@ -9,7 +9,7 @@ import torch
 
 from unlearning.engine import OptimConfig
 from unlearning.learning import LearnPlan, learn
-from unlearning.protocol import Lab, Protocol, sago_grid, tofu_oracle
+from unlearning.protocol import Lab, Protocol, sago_grid, tofu_oracle, tofu_target
 from unlearning.runs import StopConfig
 
 TINY = {"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
@@ -84,8 +84,9 @@ def test_sago_grid_runs_forget_only_and_every_rule_with_geometry(lab):
     assert all(e["cos_final_retain"] >= -1e-6 for e in rows[2]["run"]["log"])
 
 
-def test_tofu_oracle_matches_the_split():
+def test_tofu_oracle_matches_the_split_and_the_target_the_size():
     assert tofu_oracle("forget01", "s") == "tofu/retain99-s" and tofu_oracle("forget10", "xs") == "tofu/retain90-xs"
+    assert tofu_target("xs") == "tofu/target-xs"
 
 
 def test_evaluation_records_its_cost(lab):

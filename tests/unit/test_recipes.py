@@ -241,3 +241,14 @@ def test_the_command_line_refuses_an_unknown_recipe_or_run(tmp_path, capsys):
                          (["--recipe", "masc/tofu", "--scale", "huge"], "--scale must be paper or laboratory")):
         code = main(["unlearn", "--model", str(tmp_path), "--data", str(tmp_path), *extra])
         assert code == 2 and words in capsys.readouterr().err, extra
+
+
+def test_the_learned_rate_is_the_fine_tunes_own_and_none_for_a_base_or_real_checkpoint(tmp_path):
+    from unlearning.recipes import learned_rate
+
+    fine_tune, base, real = tmp_path / "target", tmp_path / "base", tmp_path / "real"
+    for folder, info in ((fine_tune, {"train": {"lr": "0.002"}}), (base, {"base": True, "train": {"lr": 0.01}})):
+        folder.mkdir()
+        (folder / "learning.json").write_text(json.dumps(info))
+    real.mkdir()  # a fetched checkpoint: no learning.json
+    assert learned_rate(fine_tune) == 0.002 and learned_rate(base) is None and learned_rate(real) is None

@@ -22,6 +22,7 @@ recipes' ratios (MASC's rate and budget against the baselines', SAGO's against P
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -202,6 +203,15 @@ def laboratory_scale(recipe: Recipe, *, model_lr: float | None, forget_size: int
     size = None if not paper_size else forget_size / paper_size
     has_packing = any(run.packing for run in recipe.runs.values())
     return Scale(lr_factor=factor, size_factor=size, block_length=block_length if has_packing else None, why=why)
+
+
+def learned_rate(model_dir: Path) -> float | None:
+    """The rate at which a learned model took in its facts (its `learning.json`), which the
+    laboratory rule scales the recipe's rates by; None for a real checkpoint or a base model
+    (those run the recipe's own rates)."""
+    info = Path(model_dir) / "learning.json"
+    learned = json.loads(info.read_text()) if info.is_file() else None
+    return None if learned is None or learned.get("base") else float(learned["train"]["lr"])
 
 
 def names() -> list[str]:
