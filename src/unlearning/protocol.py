@@ -541,5 +541,5 @@ def tune_rmu_on_tofu(lab: Lab, size: str, forget_split: str, protocol: Protocol 
     harness) all tune it: forget ROUGE-L down, retain ROUGE-L kept, against the split's oracle."""
     config = eval_config("tofu", forget_split)
     oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
-    return tune_rmu(lab, "tofu", f"tofu/target-{size}", protocol, forget_metric="forget_Q_A_ROUGE",
+    return tune_rmu(lab, "tofu", tofu_target(size), protocol, forget_metric="forget_Q_A_ROUGE",
                     retain_metric="retain_Q_A_ROUGE", forget_split=forget_split, config=config, oracle=oracle, grid=grid)
