@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from unlearning.benchmarks import get_benchmark
-from unlearning.protocol import Lab, eval_config, tofu_oracle, tofu_resolutions, tofu_run
+from unlearning.protocol import Lab, eval_config, oracle_of, tofu_oracle, tofu_resolutions, tofu_run
 from unlearning.trajectory import Criterion, good_model, quality_table, selected_time, time_to_quality, trajectory
 
 SELF_COMPARED = {"forget_quality": 1.0, "privleak": 0.0}  # the oracle's metrics against itself
@@ -300,7 +300,7 @@ def muse_comparison(lab: Lab, size: str, corpora, methods, rmu_grid: dict):
     rows, tuning = [], {}
     for corpus in corpora:
         bench = get_benchmark(corpus)
-        target, oracle = bench.target(size), lab.evaluate(corpus, lab.model(f"{corpus}/retain-{size}"))
+        target, oracle = bench.target(size), lab.evaluate(corpus, lab.model(oracle_of(corpus, None, size)))
         if "RMU" in methods:
             tuning[corpus] = tune_rmu(lab, corpus, target, Protocol(), forget_metric="verbmem_f",
                                       retain_metric="knowmem_r", oracle=oracle, grid=rmu_grid)

@@ -89,6 +89,13 @@ def test_tofu_oracle_matches_the_split_and_the_target_the_size():
     assert tofu_target("xs") == "tofu/target-xs"
 
 
+def test_each_muse_corpus_names_its_retrained_model_as_its_oracle():
+    from unlearning.protocol import oracle_of
+
+    assert oracle_of("muse-news", None, "s") == "muse-news/retain-s"
+    assert oracle_of("muse-books", "raw/forget", "xs") == "muse-books/retain-xs"
+
+
 def test_evaluation_records_its_cost(lab):
     metrics = lab.evaluate("wmdp", lab.model("base-xs"))
     assert metrics["eval_seconds"] > 0

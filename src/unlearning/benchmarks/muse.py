@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from unlearning.benchmarks.base import Benchmark, read
+from unlearning.benchmarks.base import Benchmark, model_name, read
 from unlearning.benchmarks.common import EvalConfig, mean_of, membership_scores, mia_aucs
 from unlearning.data import DataError
 from unlearning.metrics import mia
@@ -61,8 +61,14 @@ def gates(model, tokenizer, data_root: Path, corpus: str) -> dict:
             f"{corpus}_knowmem_retain": metrics["knowmem_r"]}
 
 
+def _retrained(corpus: str):
+    """A corpus's oracle rule: the model retrained without its forget set (`<corpus>/retain-<size>`),
+    which PrivLeak compares against; MUSE has one forget set, so the split does not enter."""
+    return lambda forget_split, size: model_name(corpus, "retain", size)
+
+
 NEWS = Benchmark("muse-news", SCHEMAS, hub="muse-bench/MUSE-News", locate=locate, kind="text", forget="raw/forget",
-                 retain="raw/retain1", suite=suite, gates=gates)
+                 retain="raw/retain1", suite=suite, gates=gates, oracle=_retrained("muse-news"))
 BOOKS = Benchmark("muse-books", SCHEMAS, hub="muse-bench/MUSE-Books", locate=locate, kind="text", forget="raw/forget",
-                  retain="raw/retain1", suite=suite, gates=gates)
+                  retain="raw/retain1", suite=suite, gates=gates, oracle=_retrained("muse-books"))
 CORPORA = (NEWS.name, BOOKS.name)  # MUSE's two corpora, each its own benchmark
