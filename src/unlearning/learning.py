@@ -25,8 +25,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from unlearning.benchmarks import base_name, model_name
+from unlearning.benchmarks import base_name, get_benchmark, model_name
 from unlearning.benchmarks.muse import CORPORA as MUSE_CORPORA
+from unlearning.benchmarks.tofu import retain_split
 from unlearning.choices import LEARN_PARTS
 from unlearning.data import QA_PROMPT, encode_qa_split, encode_text, load_split
 from unlearning.gates import gates_version, run_gates
@@ -46,7 +47,7 @@ from unlearning.models import (
 from unlearning.records import write_json
 from unlearning.store import code_key, content_key, file_hash, weights_hash
 
-TOFU_ORACLES = ("retain90", "retain95", "retain99")
+TOFU_ORACLES = tuple(retain_split(s) for s in get_benchmark("tofu").forget_splits)  # retain99, retain95, retain90
 # every fine-tuning run replays the world's question-answer documents (`pretrain/replay`) so the
 # fine-tuned models keep the general knowledge TOFU's model utility measures; kind 'qa-doc' cuts
 # each document into its question-answer pairs, which are as short as TOFU's and pad no batch
@@ -231,8 +232,8 @@ class LearnPlan:
             finetune = self.config_for("finetune", size)
             jobs.append(Job(base, size, (("pretrain", "corpus", "text"),), self.config_for("pretrain", size), None,
                             "pretrain"))
-            jobs.append(Job(model_name("tofu", "target", size), size, (("tofu", "full", "qa"), REPLAY), finetune, base,
-                            "tofu"))
+            tofu = get_benchmark("tofu")
+            jobs.append(Job(tofu.target(size), size, (("tofu", "full", "qa"), REPLAY), finetune, base, "tofu"))
             oracles = self.oracles + (self.main_oracles if size == self.main_size else ())
             for split in oracles:
                 jobs.append(Job(model_name("tofu", split, size), size, (("tofu", split, "qa"), REPLAY), finetune, base,
@@ -240,10 +241,11 @@ class LearnPlan:
             if size == self.main_size:
                 muse_config = self.config_for("muse_finetune", size)
                 for corpus in self.muse:
+                    bench = get_benchmark(corpus)
                     retain = ((corpus, "raw/retain1", "text"), (corpus, "raw/retain2", "text"), REPLAY)
-                    jobs.append(Job(model_name(corpus, "target", size), size, ((corpus, "raw/forget", "text"), *retain),
-                                    muse_config, base, corpus))
-                    jobs.append(Job(model_name(corpus, "retain", size), size, retain, muse_config, base, corpus))
+                    jobs.append(Job(bench.target(size), size, ((corpus, bench.forget, "text"), *retain), muse_config,
+                                    base, corpus))
+                    jobs.append(Job(bench.oracle(bench.forget, size), size, retain, muse_config, base, corpus))
         return jobs + (self.real.jobs() if self.real else [])
 
 
