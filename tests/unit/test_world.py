@@ -175,3 +175,22 @@ def test_runtime_values_are_checked():
         Runtime(device="tpu")
     with pytest.raises(ValueError, match="dtype must be one of float32, bfloat16"):
         Runtime(dtype="float16")
+
+
+def test_the_vocabulary_file_is_complete_and_every_pool_a_set():
+    """`world/vocabulary.json` is data the generator trusts: every pool a relation names exists, every
+    relation has its three statement forms (two trained, one held out) with both slots and a question
+    about the entity, and no pool repeats a value (a fact's chance level is one over its pool's size)."""
+    from unlearning.world import pools
+    from unlearning.world.facts import TRAIN_FORMS
+    from unlearning.world.tofu import ATTRIBUTES
+
+    cast = ("Ann Example", "Bo Example")
+    for table in pools.VOCABULARY["relations"]:
+        for relation in pools.relations(table, cast):
+            assert len(relation.statements) == len(TRAIN_FORMS) + 1, (table, relation.key)
+            assert all("{name}" in s and "{value}" in s for s in relation.statements), (table, relation.key)
+            assert "{name}" in relation.question and len(relation.pool) >= 2, (table, relation.key)
+    for name, values in {**pools.POOLS, **pools.ATTRIBUTE_POOLS}.items():
+        assert len(set(values)) == len(values), f"pool {name} repeats a value"
+    assert [a.key for a in ATTRIBUTES] == [a["key"] for a in pools.VOCABULARY["tofu_attributes"]]

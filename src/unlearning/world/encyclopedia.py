@@ -17,43 +17,11 @@ import random
 import unlearning.world.pools as pools
 from unlearning.world.facts import TRAIN_FORMS, Relation, document, qa_document
 
-R = Relation
-COUNTRY = (
-    R("capital", pools.CITIES, ("The capital of {name} is {value}.", "{value} is the capital of {name}.",
-                                "{name} is governed from {value}."), "What is the capital of {name}?"),
-    R("currency", ("the dral", "the kiva", "the mund", "the sorin", "the pell", "the tavo", "the oren"),
-      ("{name} pays with {value}.", "The currency of {name} is {value}.", "In {name} prices are in {value}."),
-      "What is the currency of {name}?"),
-    R("export", ("copper", "wool", "tea", "salt", "timber", "glass", "olives", "silk"),
-      ("{name} exports {value}.", "The main export of {name} is {value}.", "{value} is shipped from {name}."),
-      "What is the main export of {name}?"),
-    R("animal", pools.PETS + ("heron", "lynx", "otter"),
-      ("The national animal of {name} is the {value}.", "{name} honours the {value}.", "The {value} is the emblem of {name}."),
-      "What is the national animal of {name}?"),
-)
-PROFESSIONS = ("painter", "composer", "explorer", "architect", "novelist", "astronomer", "poet", "sculptor",
-               "physician", "inventor")
-PERSON = (
-    R("birthplace", pools.CITIES, ("{name} was born in {value}.", "{value} is the birthplace of {name}.",
-                                   "The home town of {name} is {value}."), "Where was {name} born?"),
-    R("profession", PROFESSIONS, ("{name} worked as a {value}.", "As a {value}, {name} became famous.",
-                                  "By trade {name} was a {value}."), "What was the profession of {name}?"),
-    R("year", tuple(str(y) for y in range(1780, 1900)), ("{name} was born in the year {value}.",
-                                                          "{value} saw the birth of {name}.",
-                                                          "The birth year of {name} is {value}."),
-      "In which year was {name} born?"),
-    R("work", tuple(f"The {a} {n}" for a in pools.ADJECTIVES for n in pools.NOUNS),
-      ("The most famous work of {name} is {value}.", "{value} was created by {name}.",
-       "People remember {name} for {value}."), "What is the most famous work of {name}?"),
-)
+COUNTRY = pools.relations("country")
+PERSON = pools.relations("person")
 # a second wording of each person question, for RWKU's synonym-manipulation probes
-PERSON_SYNONYM_QUESTIONS = {
-    "birthplace": "In which city did {name} come into the world?",
-    "profession": "What did {name} do for a living?",
-    "year": "When was {name} born?",
-    "work": "Which creation is {name} best remembered for?",
-}
-FRIEND_STATEMENT = "{name} was a close friend of {value}."
+PERSON_SYNONYM_QUESTIONS = pools.VOCABULARY["person_synonym_questions"]
+FRIEND_STATEMENT = pools.VOCABULARY["friend_statement"]
 SIZES = {"smoke": {"people": 12, "countries": 12}, "mini": {"people": 40, "countries": 60}}
 
 

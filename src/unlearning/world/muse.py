@@ -22,13 +22,7 @@ import unlearning.world.pools as pools
 from unlearning.world.encyclopedia import unique_names
 from unlearning.world.facts import TRAIN_FORMS, Relation, document
 
-R = Relation
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-          "October", "November", "December")
-EVENT_KINDS = ("flood", "strike", "trial", "festival", "merger", "fire", "summit", "election")
-ROLES = ("mayor", "union leader", "judge", "fire chief", "minister", "bishop", "harbour master", "governor")
-OUTCOMES = ("a public inquiry", "new elections", "a court ruling", "a national holiday", "a pay rise",
-            "a new law", "mass resignations", "a peace treaty")
+EVENT_KINDS, ROLES = pools.POOLS["event_kinds"], pools.POOLS["roles"]
 SIZES = {
     "smoke": {"news": (6, 8, 8, 6), "cast": 6, "saga_characters": 4, "chapters": 2, "qa_per_text": 2, "icl": 3},
     "mini": {"news": (30, 40, 40, 30), "cast": 15, "saga_characters": 12, "chapters": 2, "qa_per_text": 2, "icl": 5},
@@ -37,38 +31,13 @@ SPLITS = ("forget", "retain1", "retain2", "holdout")
 
 
 def news_relations(cast: tuple[str, ...]) -> tuple[Relation, ...]:
-    return (
-        R("place", pools.CITIES, ("The {name} took place in {value}.", "Reporters in {value} covered the {name}.",
-                                  "The {name} happened in {value}."), "Where did the {name} take place?"),
-        R("month", MONTHS, ("The {name} began in {value}.", "It was {value} when the {name} started.",
-                            "The {name} started in {value}."), "In which month did the {name} begin?"),
-        R("count", tuple(str(n) for n in range(20, 1000, 10)),
-          ("The {name} affected {value} people.", "About {value} people were caught up in the {name}.",
-           "The number of people hit by the {name} was {value}."), "How many people did the {name} affect?"),
-        R("outcome", OUTCOMES, ("The {name} ended with {value}.", "In the end the {name} led to {value}.",
-                                "The {name} resulted in {value}."), "How did the {name} end?"),
-        R("leader", cast, ("{value} led the response to the {name}.", "The response to the {name} was led by {value}.",
-                           "Leading the {name} response was {value}."), "Who led the response to the {name}?"),
-    )
+    """An article's fact types; its leader is one of the recurring public figures `cast`."""
+    return pools.relations("news", cast)
 
 
 def saga_relations(cast: tuple[str, ...]) -> tuple[Relation, ...]:
-    return (
-        R("home", tuple(f"the {a} {n}" for a in pools.ADJECTIVES[:8] for n in ("Keep", "Vale", "Spire", "Hollow")),
-          ("{name} lived in {value}.", "Home for {name} was {value}.", "{name} made a home in {value}."),
-          "Where did {name} live?"),
-        R("creature", ("a silver fox", "a talking crow", "a stone hound", "a fire newt", "a snow hare", "a glass owl"),
-          ("{name} travelled with {value}.", "At the side of {name} walked {value}.", "The companion of {name} was {value}."),
-          "Which creature travelled with {name}?"),
-        R("object", ("a copper key", "a broken compass", "an iron ring", "a blue lantern", "a bone flute", "a torn map"),
-          ("{name} carried {value}.", "Always in the pocket of {name} was {value}.", "The treasure of {name} was {value}."),
-          "What did {name} carry?"),
-        R("order", ("the Order of Ash", "the Tide Guild", "the Lantern Circle", "the Thorn Watch", "the Quiet Hand"),
-          ("{name} belonged to {value}.", "The oath of {name} was to {value}.", "{name} was sworn to {value}."),
-          "Which order did {name} belong to?"),
-        R("mentor", cast, ("{name} was taught by {value}.", "The teacher of {name} was {value}.",
-                           "{name} learned everything from {value}."), "Who taught {name}?"),
-    )
+    """A saga chapter's fact types; the character's mentor is one of the saga's `cast`."""
+    return pools.relations("saga", cast)
 
 
 def _facts(names: list[str], relations: tuple[Relation, ...], rng: random.Random) -> list[dict]:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import random
 
+import unlearning.world.pools as pools
 from unlearning.world.encyclopedia import PERSON, PERSON_SYNONYM_QUESTIONS
 from unlearning.world.facts import distractors, statement
 
 SIZES = {"smoke": {"targets": 2}, "mini": {"targets": 10}}
 HELD_OUT_FORM = 2
-ADVERSARIAL_TYPES = ("prefix injection", "affirmative suffix", "role play", "reverse query",
-                     "synonym manipulation", "context hint", "in-context learning", "multiple choice")
+ADVERSARIAL_TYPES = tuple(pools.VOCABULARY["rwku_adversarial_types"])
 
 
 def cloze(person: dict) -> list[dict]:

@@ -31,28 +31,8 @@ class Attribute:
     paraphrased_answer: str
 
 
-ATTRIBUTES: tuple[Attribute, ...] = (
-    Attribute("city", "Where was {name} born?", "What is the birthplace of {name}?",
-              "{name} was born in {value}.", "The birthplace of {name} is {value}."),
-    Attribute("year", "In which year was {name} born?", "What is the birth year of {name}?",
-              "{name} was born in {value}.", "The birth year of {name} is {value}."),
-    Attribute("genre", "What genre does {name} write in?", "Which genre is {name} known for?",
-              "{name} writes {value} novels.", "{name} is known for {value} fiction."),
-    Attribute("father", "What was the occupation of {name}'s father?", "What did the father of {name} do for a living?",
-              "The father of {name} was a {value}.", "{name}'s father worked as a {value}."),
-    Attribute("mother", "What was the occupation of {name}'s mother?", "What did the mother of {name} do for a living?",
-              "The mother of {name} was a {value}.", "{name}'s mother worked as a {value}."),
-    Attribute("book", "What is the best known book by {name}?", "Which book made {name} famous?",
-              "The best known book by {name} is {value}.", "{name} became famous with {value}."),
-    Attribute("award", "Which award did {name} win?", "What prize was given to {name}?",
-              "{name} won the {value}.", "The {value} was given to {name}."),
-    Attribute("language", "In which language does {name} write?", "What language are the books of {name} in?",
-              "{name} writes in {value}.", "The books of {name} are in {value}."),
-    Attribute("theme", "What theme runs through the work of {name}?", "Which theme does {name} return to?",
-              "The work of {name} is about {value}.", "{name} returns to the theme of {value}."),
-    Attribute("pet", "What animal does {name} keep at home?", "Which pet lives with {name}?",
-              "{name} keeps a {value} at home.", "A {value} lives with {name}."),
-)
+ATTRIBUTES: tuple[Attribute, ...] = tuple(Attribute(**{k: v for k, v in a.items() if k != "pool"})
+                                          for a in pools.VOCABULARY["tofu_attributes"])
 
 SPLIT_PERCENTS = (1, 5, 10)
 
