@@ -53,8 +53,8 @@ from IPython.display import Markdown
 from unlearning import alignment, recipes
 from unlearning.plotting import plot_losses_by_rule, plot_module_conflicts, plot_sago_against_pcgrad, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import Lab, sago_run_name
-from unlearning.retention import geometry_runs
+from unlearning.protocol import Lab
+from unlearning.retention import geometry_runs, sago_run_name
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)

@@ -49,8 +49,9 @@ from unlearning import recipes
 from unlearning.benchmarks.rwku import summarise
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import Lab, rwku_resolutions, sago_versus_pcgrad
-from unlearning.retention import flat_rwku_metrics, rwku_floor, rwku_grid, rwku_record, rwku_table
+from unlearning.protocol import Lab
+from unlearning.retention import (flat_rwku_metrics, rwku_floor, rwku_grid, rwku_record, rwku_resolutions, rwku_table,
+                                  sago_versus_pcgrad)
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)

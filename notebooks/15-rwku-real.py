@@ -67,9 +67,9 @@ from unlearning.benchmarks.rwku import PROBE_SPLITS, summarise
 from unlearning.data import read_jsonl
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import REAL_BASE, SAGO_OBJECTIVES, SAGO_RULES, Lab, rwku_resolutions, sago_versus_pcgrad
-from unlearning.retention import (curation_by_person, judged_resolution, rules_over_seeds, rwku_grid, rwku_record,
-                                  rwku_table)
+from unlearning.protocol import REAL_BASE, Lab
+from unlearning.retention import (SAGO_OBJECTIVES, SAGO_RULES, curation_by_person, judged_resolution, rules_over_seeds,
+                                  rwku_grid, rwku_record, rwku_resolutions, rwku_table, sago_versus_pcgrad)
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)

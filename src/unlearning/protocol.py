@@ -18,7 +18,7 @@ from pathlib import Path
 from unlearning.benchmarks import EvalConfig, get_benchmark
 from unlearning.engine import OptimConfig, steps_for_epochs
 from unlearning.evaluate import DivergedMetrics, evaluate, is_evaluated
-from unlearning.methods import get_method, method_name
+from unlearning.methods import get_method
 from unlearning.models import copy_tokenizer_files, has_tokenizer
 from unlearning.records import read_json, write_json
 from unlearning.recipes import PAPER_SCALE, Recipe, Scale, laboratory_scale, learned_rate, scaled
@@ -75,14 +75,6 @@ class Protocol:
         steps = self.cap if stop.kind == "violation" else steps_for_epochs(n_forget, n_forget, self.batch_size, self.epochs)
         defaults = {"max_steps": steps, "optim": self.optim, "seed": self.seed}
         return RunSpec(benchmark, method, str(model), stop=stop, **{**defaults, **options})
-
-
-# the SAGO paper's grid (sago.md s. 9-11): three forget objectives with a GD retain term, each
-# also run forget-only, under four update rules, each run with its official settings (the recipes
-# sago/wmdp-bio, sago/wmdp-cyber and sago/rwku)
-SAGO_OBJECTIVES = ("GradDiff", "NPO+GD", "SimNPO+GD")
-FORGET_ONLY = {"GradDiff": "GA", "NPO+GD": "NPO", "SimNPO+GD": "SimNPO"}
-SAGO_RULES = ("sum", "pcgrad_global", "pcgrad", "sago")
 
 
 # the MASC paper's TOFU comparison (its Figure 1): MASC's released run against OpenUnlearning's
@@ -325,92 +317,6 @@ class Lab:
                 freed += release_weights(folder)
         self.touched.clear()
         return freed / 1e9
-
-
-def sago_run_name(recipe: Recipe, objective: str, rule: str | None) -> tuple[str, str]:
-    """The recipe's run for `objective` under `rule` (None: its forget-only variant), and a note
-    when the recipe has none: a rule without an official configuration for this objective (SAGO
-    releases global PCGrad for GA+GD only) runs with the objective's module-wise PCGrad settings."""
-    if rule is None:
-        return FORGET_ONLY[objective], ""
-    name = f"{objective}/{rule}"
-    if name in recipe.runs:
-        return name, ""
-    if rule == "pcgrad_global" and f"{objective}/pcgrad" in recipe.runs:
-        return f"{objective}/pcgrad", f"no official {name}: {objective}/pcgrad's settings"
-    raise ValueError(f"recipe {recipe.name} has no run for {name}")
-
-
-def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, rules=SAGO_RULES, *,
-              recipe: str | Recipe, forget_split: str | None = None, retain_split: str | None = None,
-              retain_weights=(None,), evaluate_config: EvalConfig = EvalConfig(), scale: Scale | None = None,
-              record_geometry: bool = True, forget_only: bool = True, **options):
-    """Every (objective, rule, retain weight) run of the SAGO paper's grid, plus each
-    objective's forget-only variant (unless `forget_only` is False), each with the settings of its run in `recipe` (per rule: the
-    official rates, budgets and weights differ), and its metrics: one dict per run.
-
-    `retain_weights` sweeps alpha (None: the recipe's); geometry is recorded on every run with a
-    retain term unless `record_geometry` is False (it compares four rules on every step's gradients:
-    seconds a step on the real model), so the geometry chapter reads the same runs; `options` go to every RunSpec
-    (e.g. `max_steps`, to cap the budgets).
-    """
-    recipe = load_recipe(recipe) if isinstance(recipe, str) else recipe
-    splits = dict(benchmark=benchmark, forget_split=forget_split, retain_split=retain_split, scale=scale, **options)
-    rows = []
-    for objective in objectives:
-        if forget_only:
-            name, _ = sago_run_name(recipe, objective, None)
-            plain = lab.recipe_run(recipe, name, model, **splits)
-            rows.append({"objective": objective, "variant": "forget-only", "rule": "-", "alpha": 0.0, "recipe": name,
-                         "run": plain, **lab.evaluate(benchmark, plain["dir"], config=evaluate_config)})
-        for rule in rules:
-            name, note = sago_run_name(recipe, objective, rule)
-            for alpha in retain_weights:
-                hparams = {} if alpha is None else {"alpha": alpha}
-                run_record = lab.recipe_run(recipe, name, model, rule=rule, hparams=hparams,
-                                            record_geometry=record_geometry, **splits)
-                variant = "+GD" if rule == "sum" else f"+GD+{rule}"
-                rows.append({"objective": objective, "variant": variant, "rule": rule, "recipe": name + (
-                             f" ({note})" if note else ""), "alpha": run_record["hparams"]["alpha"], "run": run_record,
-                             **lab.evaluate(benchmark, run_record["dir"], config=evaluate_config)})
-    return rows
-
-
-def sago_gains(results, objectives, retain: str = "neighbour") -> list[dict]:
-    """Per objective with +GD, PCGrad and SAGO runs: its `retain` metric under each rule, SAGO -
-    PCGrad in points (x100) and both rules' forget metric: the numbers of the SAGO paper's "SAGO
-    keeps more" claim. `results` has columns objective, rule, forget and `retain`."""
-    gains = []
-    for objective in objectives:
-        part = results[results.objective == objective].set_index("rule")
-        if {"sum", "pcgrad", "sago"} <= set(part.index):
-            gains.append({"objective": method_name(objective, "sago"),
-                          **{rule: float(part.loc[rule, retain]) for rule in ("sum", "pcgrad", "sago")},
-                          "points": 100 * float(part.loc["sago", retain] - part.loc["pcgrad", retain]),
-                          "forget_pcgrad": float(part.loc["pcgrad", "forget"]),
-                          "forget_sago": float(part.loc["sago", "forget"])})
-    return gains
-
-
-def rwku_resolutions(lab: "Lab", benchmark: str = "rwku") -> dict[str, float]:
-    """How far one probe moves RWKU's summaries (`benchmarks.rwku.summarise`): the forget summary
-    averages levels 1-3 and the neighbour summary levels 1-2, so one probe answered or lost moves
-    its level by 1/n and the summary by the mean of those steps (the resolution of a difference)."""
-    from unlearning.verdicts import item_resolution
-
-    def step(splits):
-        return sum(item_resolution(lab.forget_size(benchmark, s)) for s in splits) / len(splits)
-
-    return {"forget": step(["forget_level1", "forget_level2", "forget_level3"]),
-            "neighbour": step(["neighbor_level1", "neighbor_level2"])}
-
-
-def sago_versus_pcgrad(results, objectives, retain: str = "neighbour") -> list[str]:
-    """One sentence per objective of `sago_gains`: the +GD, PCGrad and SAGO `retain` values,
-    SAGO - PCGrad in points and both rules' forget metric."""
-    return [f"{g['objective']}: {retain} {g['sum']:.2f} (+GD) / {g['pcgrad']:.2f} (PCGrad) / {g['sago']:.2f} (SAGO), "
-            f"SAGO - PCGrad = {g['points']:+.1f} points, forget {g['forget_pcgrad']:.2f} vs {g['forget_sago']:.2f}"
-            for g in sago_gains(results, objectives, retain)]
 
 
 def tofu_resolutions(lab: "Lab", benchmark: str, forget_split: str) -> dict[str, float]:

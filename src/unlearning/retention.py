@@ -1,5 +1,8 @@
-"""The SAGO paper's comparisons (arXiv 2604.14808), as chapters 11, 12 and 15 build them.
+"""The SAGO paper's comparisons (arXiv 2604.14808), as chapters 10, 11, 12 and 15 build them.
 
+- the grid (sago.md s. 9-11): each forget objective with a GD retain term under every update rule,
+  and forget-only, each run with its own official settings (`sago_grid`, `sago_run_name`), and what
+  SAGO keeps over PCGrad (`sago_gains`);
 - WMDP (main table, Fig. 3, the granularity ablation): every objective under every update rule per
   split, the recovery of the target's MMLU, the metrics that cannot move (`flat_wmdp_metrics`) and
   the verdicts (`WmdpVerdicts`);
@@ -9,17 +12,114 @@
 
 from __future__ import annotations
 
+from unlearning.benchmarks import EvalConfig
 from unlearning.benchmarks.wmdp import FOUR_CHOICE_CHANCE
 from unlearning.methods import method_name
 from unlearning.metrics.choice import recovery_percent
-from unlearning.protocol import Lab, sago_grid
+from unlearning.protocol import Lab
+from unlearning.recipes import Recipe, Scale
+from unlearning.recipes import load as load_recipe
 
 GRANULARITY = ("pcgrad_global", "pcgrad", "sago")  # coarse to fine: one gate, one per module, one per coordinate
 WMDP_COLUMNS = {"forget": "WMDP (own split)", "mmlu_accuracy": "MMLU", "recovery %": "recovery %", "alpha": "alpha"}
 
 
+# the SAGO paper's grid (sago.md s. 9-11): three forget objectives with a GD retain term, each
+# also run forget-only, under four update rules, each run with its official settings (the recipes
+# sago/wmdp-bio, sago/wmdp-cyber and sago/rwku)
+SAGO_OBJECTIVES = ("GradDiff", "NPO+GD", "SimNPO+GD")
+FORGET_ONLY = {"GradDiff": "GA", "NPO+GD": "NPO", "SimNPO+GD": "SimNPO"}
+SAGO_RULES = ("sum", "pcgrad_global", "pcgrad", "sago")
+
+
+def sago_run_name(recipe: Recipe, objective: str, rule: str | None) -> tuple[str, str]:
+    """The recipe's run for `objective` under `rule` (None: its forget-only variant), and a note
+    when the recipe has none: a rule without an official configuration for this objective (SAGO
+    releases global PCGrad for GA+GD only) runs with the objective's module-wise PCGrad settings."""
+    if rule is None:
+        return FORGET_ONLY[objective], ""
+    name = f"{objective}/{rule}"
+    if name in recipe.runs:
+        return name, ""
+    if rule == "pcgrad_global" and f"{objective}/pcgrad" in recipe.runs:
+        return f"{objective}/pcgrad", f"no official {name}: {objective}/pcgrad's settings"
+    raise ValueError(f"recipe {recipe.name} has no run for {name}")
+
+
+def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, rules=SAGO_RULES, *,
+              recipe: str | Recipe, forget_split: str | None = None, retain_split: str | None = None,
+              retain_weights=(None,), evaluate_config: EvalConfig = EvalConfig(), scale: Scale | None = None,
+              record_geometry: bool = True, forget_only: bool = True, **options):
+    """Every (objective, rule, retain weight) run of the SAGO paper's grid, plus each
+    objective's forget-only variant (unless `forget_only` is False), each with the settings of its run in `recipe` (per rule: the
+    official rates, budgets and weights differ), and its metrics: one dict per run.
+
+    `retain_weights` sweeps alpha (None: the recipe's); geometry is recorded on every run with a
+    retain term unless `record_geometry` is False (it compares four rules on every step's gradients:
+    seconds a step on the real model), so the geometry chapter reads the same runs; `options` go to every RunSpec
+    (e.g. `max_steps`, to cap the budgets).
+    """
+    recipe = load_recipe(recipe) if isinstance(recipe, str) else recipe
+    splits = dict(benchmark=benchmark, forget_split=forget_split, retain_split=retain_split, scale=scale, **options)
+    rows = []
+    for objective in objectives:
+        if forget_only:
+            name, _ = sago_run_name(recipe, objective, None)
+            plain = lab.recipe_run(recipe, name, model, **splits)
+            rows.append({"objective": objective, "variant": "forget-only", "rule": "-", "alpha": 0.0, "recipe": name,
+                         "run": plain, **lab.evaluate(benchmark, plain["dir"], config=evaluate_config)})
+        for rule in rules:
+            name, note = sago_run_name(recipe, objective, rule)
+            for alpha in retain_weights:
+                hparams = {} if alpha is None else {"alpha": alpha}
+                run_record = lab.recipe_run(recipe, name, model, rule=rule, hparams=hparams,
+                                            record_geometry=record_geometry, **splits)
+                variant = "+GD" if rule == "sum" else f"+GD+{rule}"
+                rows.append({"objective": objective, "variant": variant, "rule": rule, "recipe": name + (
+                             f" ({note})" if note else ""), "alpha": run_record["hparams"]["alpha"], "run": run_record,
+                             **lab.evaluate(benchmark, run_record["dir"], config=evaluate_config)})
+    return rows
+
+
+def sago_gains(results, objectives, retain: str = "neighbour") -> list[dict]:
+    """Per objective with +GD, PCGrad and SAGO runs: its `retain` metric under each rule, SAGO -
+    PCGrad in points (x100) and both rules' forget metric: the numbers of the SAGO paper's "SAGO
+    keeps more" claim. `results` has columns objective, rule, forget and `retain`."""
+    gains = []
+    for objective in objectives:
+        part = results[results.objective == objective].set_index("rule")
+        if {"sum", "pcgrad", "sago"} <= set(part.index):
+            gains.append({"objective": method_name(objective, "sago"),
+                          **{rule: float(part.loc[rule, retain]) for rule in ("sum", "pcgrad", "sago")},
+                          "points": 100 * float(part.loc["sago", retain] - part.loc["pcgrad", retain]),
+                          "forget_pcgrad": float(part.loc["pcgrad", "forget"]),
+                          "forget_sago": float(part.loc["sago", "forget"])})
+    return gains
+
+
+def rwku_resolutions(lab: "Lab", benchmark: str = "rwku") -> dict[str, float]:
+    """How far one probe moves RWKU's summaries (`benchmarks.rwku.summarise`): the forget summary
+    averages levels 1-3 and the neighbour summary levels 1-2, so one probe answered or lost moves
+    its level by 1/n and the summary by the mean of those steps (the resolution of a difference)."""
+    from unlearning.verdicts import item_resolution
+
+    def step(splits):
+        return sum(item_resolution(lab.forget_size(benchmark, s)) for s in splits) / len(splits)
+
+    return {"forget": step(["forget_level1", "forget_level2", "forget_level3"]),
+            "neighbour": step(["neighbor_level1", "neighbor_level2"])}
+
+
+def sago_versus_pcgrad(results, objectives, retain: str = "neighbour") -> list[str]:
+    """One sentence per objective of `sago_gains`: the +GD, PCGrad and SAGO `retain` values,
+    SAGO - PCGrad in points and both rules' forget metric."""
+    return [f"{g['objective']}: {retain} {g['sum']:.2f} (+GD) / {g['pcgrad']:.2f} (PCGrad) / {g['sago']:.2f} (SAGO), "
+            f"SAGO - PCGrad = {g['points']:+.1f} points, forget {g['forget_pcgrad']:.2f} vs {g['forget_sago']:.2f}"
+            for g in sago_gains(results, objectives, retain)]
+
+
 def wmdp_grid(lab: Lab, base: str, split: str, objectives, target: dict, **options):
-    """The SAGO grid (`protocol.sago_grid`) of one WMDP split from the model `base` with the
+    """The SAGO grid (`sago_grid`) of one WMDP split from the model `base` with the
     split's recipe and corpora: a row per run, `forget` the split's own four-choice accuracy and
     `recovery %` its MMLU against the target's (`target`: the base model's evaluation)."""
     import pandas as pd
@@ -151,15 +251,13 @@ class WmdpVerdicts:
 
 
 def rwku_grid(lab: Lab, benchmark: str, model: str, objectives, rules=None, **options):
-    """The SAGO grid (`protocol.sago_grid`, the recipe `sago/rwku`) on an RWKU benchmark from `model`:
+    """The SAGO grid (`sago_grid`, the recipe `sago/rwku`) on an RWKU benchmark from `model`:
     a row per run with its metrics and RWKU's summaries (`forget`: mean of forget levels 1-3,
     `neighbour`: mean of neighbour levels 1-2; `benchmarks.rwku.summarise`), and the grid's budgets
     in optimizer steps. Returns (table, budgets)."""
     import pandas as pd
 
     from unlearning.benchmarks.rwku import summarise
-    from unlearning.protocol import SAGO_RULES
-
     grid = sago_grid(lab, benchmark, model, objectives, SAGO_RULES if rules is None else rules, recipe="sago/rwku",
                      **options)
     results = pd.DataFrame(grid).drop(columns="run")
@@ -243,12 +341,10 @@ def judged_resolution(step: dict, over_seeds, reseeded: bool) -> tuple[dict, str
 def rwku_record(claim: str, results, objectives, resolution: dict, profile: str, resolution_kind: str = "one probe",
                 no_signal: str = "", empty: str = "-") -> str:
     """The RWKU claim row (`claims.record`): SAGO's neighbour gain over PCGrad per objective of the
-    grid `results` (`protocol.sago_gains`), judged by `verdicts.sago_keeps_more_over` at `resolution`
+    grid `results` (`sago_gains`), judged by `verdicts.sago_keeps_more_over` at `resolution`
     (forget and neighbour); `empty` stands for a grid without a +GD, PCGrad and SAGO triple."""
     from unlearning import verdicts
     from unlearning.claims import record
-    from unlearning.protocol import sago_gains
-
     gains = sago_gains(results, objectives)
     measured = "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
                          f"{g['forget_sago']:.2f})" for g in gains)
@@ -266,7 +362,6 @@ def geometry_runs(lab: Lab, objective: str, rules, start: str, optimizer: str | 
     every step, under `optimizer` (the recipe's own when None). Rule -> run record."""
     from dataclasses import replace
 
-    from unlearning.protocol import sago_run_name
     from unlearning.recipes import load
 
     loaded, runs = load(recipe), {}

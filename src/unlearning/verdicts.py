@@ -378,7 +378,7 @@ def ordered_by_granularity(utility: Sequence[float], forget: Sequence[float], fo
 
 def sago_keeps_more(gain: Mapping[str, float], forget_resolution: float, retain_resolution: float,
                     resolution_kind: str = "one probe") -> Verdict:
-    """SAGO against PCGrad on RWKU, one objective (a `protocol.sago_gains` row: `points` = SAGO -
+    """SAGO against PCGrad on RWKU, one objective (a `retention.sago_gains` row: `points` = SAGO -
     PCGrad retain in points, `forget_sago`, `forget_pcgrad`): held when SAGO keeps more by more
     than `retain_resolution` without forgetting less by more than `forget_resolution`; a gap inside
     the resolution (one probe, or the seeds' range: `seed_resolution`, named by `resolution_kind`)
@@ -403,7 +403,7 @@ def unmoved_forgetting(start_forget: float, best_forget: float, resolution: floa
 
 def sago_keeps_more_over(gains: Sequence[Mapping[str, float]], forget_resolution: float, retain_resolution: float,
                          resolution_kind: str = "one probe", no_signal: str = "") -> Verdict:
-    """The RWKU claim over a grid's objectives (`protocol.sago_gains` rows, `objective` named):
+    """The RWKU claim over a grid's objectives (`retention.sago_gains` rows, `objective` named):
     each objective's `sago_keeps_more`, combined; cannot tell when `no_signal` gives a reason (a
     floor, `unmoved_forgetting`) or when no objective has +GD, PCGrad and SAGO runs."""
     if no_signal:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from unlearning.claims import CANNOT_TELL, CLAIMS, HELD, NOT_HELD, PARTLY, load_findings, record, render_page, tally
-from unlearning.protocol import sago_gains
+from unlearning.retention import sago_gains
 from unlearning.verdicts import Verdict, sago_keeps_more
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"

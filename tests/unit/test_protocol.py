@@ -9,7 +9,8 @@ import torch
 
 from unlearning.engine import OptimConfig
 from unlearning.learning import LearnPlan, learn
-from unlearning.protocol import Lab, Protocol, sago_grid, tofu_oracle, tofu_target
+from unlearning.protocol import Lab, Protocol, tofu_oracle, tofu_target
+from unlearning.retention import sago_grid
 from unlearning.runs import StopConfig
 
 TINY = {"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
