@@ -70,10 +70,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.comparison import every_number, precision_table, quantization_check, quantized_results, show_recipes
+from unlearning.comparison import (every_number, precision_table, quantization_check, quantized_results, show_recipes,
+                                  tofu_item_resolutions)
 from unlearning.plotting import plot_figure1, plot_quality_against_utility, plot_quantization_dumbbell, use_book_style
 from unlearning.presentation import glue
-from unlearning.protocol import PAPER_BASELINES, REAL_BASE, Lab, Protocol, eval_config, tofu_resolutions
+from unlearning.protocol import PAPER_BASELINES, REAL_BASE, Lab, Protocol, eval_config
 from unlearning.real_comparison import (REAL_COLUMNS, SEED_COLUMNS, curation_check, real_comparison, real_signals,
                                         real_verdicts)
 
@@ -137,10 +138,11 @@ show_recipes(lab, methods, real.target, benchmark="tofu-real", forget_split=forg
 # forget quality must tell the target from the oracle, the target must know its facts beyond the trained
 # wording (held-out paraphrased questions, above the chance of picking the true value among six), and
 # model utility must move when a method breaks the model (the most damaged model among the methods
-# and RMU's grid, whose rejected runs count too).
+# and RMU's grid, whose rejected runs count too). Each is judged at one item of its evaluation set: the
+# forget split for the forget metrics, the smallest of the three utility sets for model utility.
 
 # %% tags=["hide-input"]
-resolution = tofu_resolutions(lab, "tofu-real", forget_split)  # one item of each evaluation set
+resolution = tofu_item_resolutions(lab, "tofu-real", forget_split)
 signals = real_signals(real, methods, resolution["MU"])
 signals.style.format({"value": "{:.3g}", "oracle": "{:.3g}"}, na_rep="")
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from unlearning.benchmarks import get_benchmark
-from unlearning.protocol import Lab, eval_config, oracle_of, tofu_oracle, tofu_resolutions, tofu_run
+from unlearning.protocol import Lab, eval_config, oracle_of, tofu_oracle, tofu_run
 from unlearning.trajectory import Criterion, good_model, quality_table, selected_time, time_to_quality, trajectory
 
 SELF_COMPARED = {"forget_quality": 1.0, "privleak": 0.0}  # the oracle's metrics against itself
@@ -135,7 +135,7 @@ class TimeToQuality:
     fair time to hold one (`trajectory.selected_time`)."""
 
     criterion: Criterion
-    resolution: dict  # one item of each evaluation set, per radar axis (`protocol.tofu_resolutions`)
+    resolution: dict  # one item of each evaluation set, per radar axis (`tofu_item_resolutions`)
     trajectories: dict
     reached: dict
     held: dict
@@ -146,6 +146,15 @@ class TimeToQuality:
                 for row in quality_table(self.trajectories, self.reached)]
 
 
+def tofu_item_resolutions(lab: Lab, benchmark: str, forget_split: str) -> dict[str, float]:
+    """`verdicts.tofu_resolutions` for a TOFU-format benchmark of `lab` (tofu, tofu-real): one item
+    of the forget split, one item of the smallest model-utility set, per radar axis."""
+    from unlearning.verdicts import tofu_resolutions
+
+    return tofu_resolutions(lab.forget_size(benchmark, forget_split), [lab.forget_size(benchmark, s) for s in
+                            ("retain_perturbed", "real_authors_perturbed", "world_facts_perturbed")])
+
+
 def time_to_good_model(lab: Lab, benchmark: str, forget_split: str, records: dict, start: dict, oracle: dict, *,
                        config=None, self_stopping=("MASC",)) -> TimeToQuality:
     """The time to a good model of every run of `records` (method -> record) on a TOFU-format
@@ -154,7 +163,7 @@ def time_to_good_model(lab: Lab, benchmark: str, forget_split: str, records: dic
     `self_stopping` holds its final model; any other pays for the evaluations that find its good
     checkpoint)."""
     config = config or eval_config(benchmark, forget_split)
-    resolution = tofu_resolutions(lab, benchmark, forget_split)
+    resolution = tofu_item_resolutions(lab, benchmark, forget_split)
     criterion = good_model(oracle, resolution)
     trajectories = {m: trajectory(lab, benchmark, record, start, config=config, oracle=oracle)
                     for m, record in records.items()}

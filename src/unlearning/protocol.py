@@ -319,15 +319,6 @@ class Lab:
         return freed / 1e9
 
 
-def tofu_resolutions(lab: "Lab", benchmark: str, forget_split: str) -> dict[str, float]:
-    """`verdicts.tofu_resolutions` for a TOFU-format benchmark of `lab` (tofu, tofu-real): one item
-    of the forget split, one item of the smallest model-utility set."""
-    from unlearning.verdicts import tofu_resolutions as resolutions
-
-    return resolutions(lab.forget_size(benchmark, forget_split), [lab.forget_size(benchmark, s) for s in
-                       ("retain_perturbed", "real_authors_perturbed", "world_facts_perturbed")])
-
-
 def oracle_of(benchmark: str, forget_split: str, size: str) -> str:
     """The retain-only oracle model of a benchmark's forget split (TOFU: forget01 ->
     tofu/retain99-<size>); an error for a benchmark without one."""

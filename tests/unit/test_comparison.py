@@ -150,3 +150,12 @@ def test_the_quantization_check_says_each_code_s_move_and_records_masc(tmp_path,
     # NF4 brought 0.2 of the 0.7 removed back (more than one item): not held; FP4 0.01: held; together partly
     assert "**partly** (NF4: recovers 29% of what was removed; FP4: recovers 1% of what was removed)" in line
     assert (tmp_path / "book/generated/findings/masc-quantization.json").is_file()
+
+
+def test_item_resolutions_are_one_forget_item_and_one_item_of_the_smallest_utility_set():
+    class _Sizes:
+        def forget_size(self, benchmark, split):
+            return {"forget10": 40, "retain_perturbed": 40, "real_authors_perturbed": 25, "world_facts_perturbed": 50}[split]
+
+    assert comparison.tofu_item_resolutions(_Sizes(), "tofu-real", "forget10") == pytest.approx(
+        {"1-ROUGE-L": 1 / 40, "1-Prob": 1 / 40, "Truth Ratio": 1 / 40, "MU": 1 / 25})
