@@ -5,8 +5,7 @@ papers run for a fixed budget."""
 
 from __future__ import annotations
 
-from unlearning.benchmarks import get_benchmark
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle
+from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_target
 
 VARIANTS = [  # (label, method, synthesis rule, stop)
     ("MASC (paper: sum)", "MASC", "sum", "violation"),
@@ -32,7 +31,7 @@ def variant_results(lab: Lab, size: str, forget_split: str, protocol: Protocol, 
 
     config = eval_config("tofu", forget_split)
     oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
-    target, rows = get_benchmark("tofu").target(size), []
+    target, rows = tofu_target(size), []
     for label, method, rule, stop in variants:
         run = lab.run("tofu", method, target, protocol, forget_split=forget_split, rule=rule, stop=stop)
         rows.append({"variant": label, "method": method, "rule": rule, "stop": stop, "steps": run["steps"],

@@ -97,7 +97,7 @@ def sago_gains(results, objectives, retain: str = "neighbour") -> list[dict]:
     return gains
 
 
-def rwku_resolutions(lab: "Lab", benchmark: str = "rwku") -> dict[str, float]:
+def rwku_resolutions(lab: Lab, benchmark: str = "rwku") -> dict[str, float]:
     """How far one probe moves RWKU's summaries (`benchmarks.rwku.summarise`): the forget summary
     averages levels 1-3 and the neighbour summary levels 1-2, so one probe answered or lost moves
     its level by 1/n and the summary by the mean of those steps (the resolution of a difference)."""
@@ -258,6 +258,7 @@ def rwku_grid(lab: Lab, benchmark: str, model: str, objectives, rules=None, **op
     import pandas as pd
 
     from unlearning.benchmarks.rwku import summarise
+
     grid = sago_grid(lab, benchmark, model, objectives, SAGO_RULES if rules is None else rules, recipe="sago/rwku",
                      **options)
     results = pd.DataFrame(grid).drop(columns="run")
@@ -345,6 +346,7 @@ def rwku_record(claim: str, results, objectives, resolution: dict, profile: str,
     (forget and neighbour); `empty` stands for a grid without a +GD, PCGrad and SAGO triple."""
     from unlearning import verdicts
     from unlearning.claims import record
+
     gains = sago_gains(results, objectives)
     measured = "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
                          f"{g['forget_sago']:.2f})" for g in gains)
@@ -362,9 +364,7 @@ def geometry_runs(lab: Lab, objective: str, rules, start: str, optimizer: str | 
     every step, under `optimizer` (the recipe's own when None). Rule -> run record."""
     from dataclasses import replace
 
-    from unlearning.recipes import load
-
-    loaded, runs = load(recipe), {}
+    loaded, runs = load_recipe(recipe), {}
     for rule in rules:
         spec = lab.recipe_spec(loaded, sago_run_name(loaded, objective, rule)[0], start, rule=rule, record_geometry=True,
                                **WMDP_BIO)

@@ -22,12 +22,13 @@ recipes' ratios (MASC's rate and budget against the baselines', SAGO's against P
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
+
+from unlearning.records import read_json
 
 RECIPES_DIR = Path(__file__).parent
 LABORATORY_BLOCK = 64  # tokens per packed block in the laboratory (see `laboratory_scale`)
@@ -210,7 +211,7 @@ def learned_rate(model_dir: Path) -> float | None:
     laboratory rule scales the recipe's rates by; None for a real checkpoint or a base model
     (those run the recipe's own rates)."""
     info = Path(model_dir) / "learning.json"
-    learned = json.loads(info.read_text()) if info.is_file() else None
+    learned = read_json(info) if info.is_file() else None
     return None if learned is None or learned.get("base") else float(learned["train"]["lr"])
 
 

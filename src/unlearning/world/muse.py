@@ -30,16 +30,6 @@ SIZES = {
 SPLITS = ("forget", "retain1", "retain2", "holdout")
 
 
-def news_relations(cast: tuple[str, ...]) -> tuple[Relation, ...]:
-    """An article's fact types; its leader is one of the recurring public figures `cast`."""
-    return pools.relations("news", cast)
-
-
-def saga_relations(cast: tuple[str, ...]) -> tuple[Relation, ...]:
-    """A saga chapter's fact types; the character's mentor is one of the saga's `cast`."""
-    return pools.relations("saga", cast)
-
-
 def _facts(names: list[str], relations: tuple[Relation, ...], rng: random.Random) -> list[dict]:
     entities = []
     for name in names:
@@ -100,7 +90,7 @@ def build_news(sizes: dict, seed: int, taken: set[str]) -> dict[str, list[dict]]
     rng = random.Random(seed + 6)
     cast = unique_names(rng, sizes["cast"], pools.person_name, taken)
     roles = {name: rng.choice(ROLES) for name in cast}
-    relations = news_relations(tuple(cast))
+    relations = pools.relations("news", tuple(cast))  # the leader is one of the cast
     names = unique_names(rng, sum(sizes["news"]), lambda r: f"{pools.invented_word(r, 2)} {r.choice(EVENT_KINDS)}", taken)
     events = _facts(names, relations, rng)
     split_events, start = {}, 0
@@ -116,9 +106,9 @@ def build_books(sizes: dict, seed: int, taken: set[str]) -> dict[str, list[dict]
     split_characters, texts = {}, {}
     for split in SPLITS:
         cast = unique_names(rng, sizes["saga_characters"], lambda r: pools.invented_word(r, 3), taken)
-        relations = saga_relations(tuple(cast))
+        relations = pools.relations("saga", tuple(cast))  # the mentor is one of the saga's cast
         split_characters[split] = _facts(cast, relations, rng)
         chapters = [(c, k) for k in range(sizes["chapters"]) for c in split_characters[split]]
         texts[split] = [_chapter(c, relations, i + 1, rng) for i, (c, _) in enumerate(chapters)]
     # every saga shares the relation templates; only the mentor pool differs, which _qa never reads
-    return _render(split_characters, texts, saga_relations(()), sizes, rng)
+    return _render(split_characters, texts, pools.relations("saga"), sizes, rng)
