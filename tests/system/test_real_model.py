@@ -66,16 +66,24 @@ def test_sago_never_opposes_retention_on_the_real_model(lab):
     assert run["rule"] == "sago" and all(entry["cos_final_retain"] >= -1e-6 for entry in run["log"])
 
 
-def test_tofu_evaluation_generates_through_the_chat_template(lab):
+def test_tofu_evaluation_generates_through_the_chat_template(lab, tmp_path):
     from unlearning.data import qa_prompt
     from unlearning.metrics.tofu import MODEL_UTILITY_KEYS, model_utility
     from unlearning.models import load_tokenizer
 
     assert qa_prompt(load_tokenizer(CHECKPOINT), "Who?").startswith("<|im_start|>system")
-    metrics = lab.evaluate("tofu", CHECKPOINT, config=EvalConfig(forget_split="forget01", max_new_tokens=8))
+    # the smoke world's TOFU with every split the suite reads cut to 3 items: the path, not the numbers, is tested
+    # here, and each item costs seven forward passes and a generation of the real model on one thread
+    data = tmp_path / "data" / "tofu"
+    data.mkdir(parents=True)
+    for split in ("forget01_perturbed", "holdout01", "retain_perturbed", "real_authors_perturbed", "world_facts_perturbed"):
+        lines = (ROOT / "data" / "smoke" / "tofu" / f"{split}.json").read_text().splitlines(keepends=True)
+        (data / f"{split}.json").write_text("".join(lines[:3]))
+    small = Lab(data.parent, CHECKPOINT.parent, lab.runs)
+    metrics = small.evaluate("tofu", CHECKPOINT, config=EvalConfig(forget_split="forget01", max_new_tokens=8))
     assert all(0 <= metrics[k] <= 1 for k in MODEL_UTILITY_KEYS) and 0 <= metrics["forget_Q_A_ROUGE"] <= 1
     assert metrics["model_utility"] == model_utility({k: metrics[k] for k in MODEL_UTILITY_KEYS})
-    assert len(metrics["forget_truth_ratio_raw"]) == 10 and metrics["retain_Q_A_Prob"] > 0
+    assert len(metrics["forget_truth_ratio_raw"]) == 3 and metrics["retain_Q_A_Prob"] > 0
     # the untuned model answers the fictitious authors' questions in TOFU's wording only by chance;
     # the laboratory's "real authors" are fictitious to it too, so its model utility may well be 0
 
