@@ -321,8 +321,7 @@ def _recipe_spec(args, benchmark: str, data: Path, tokenizer: Path, processes: i
     from unlearning.benchmarks import get_benchmark
     from unlearning.recipes import PAPER_SCALE, laboratory_scale, learned_rate, scaled
     from unlearning.recipes import load as load_recipe
-    from unlearning.runs import StopConfig, encode_records
-    from unlearning.models import load_tokenizer
+    from unlearning.runs import StopConfig, training_units
 
     recipe = load_recipe(args.recipe)
     if args.scale not in ("paper", "laboratory"):
@@ -334,9 +333,9 @@ def _recipe_spec(args, benchmark: str, data: Path, tokenizer: Path, processes: i
     if args.scale == "laboratory":
         scale = laboratory_scale(recipe, model_lr=learned_rate(args.model), forget_size=len(forget_records))
     packing = (scaled(recipe.run(name), scale).packing or {}).get("block_length")
-    tok = load_tokenizer(tokenizer)
-    n_forget = len(encode_records(tok, forget_records, bench.kind, packing))
-    n_retain = len(encode_records(tok, bench.load(data, args.retain_split or bench.retain), bench.kind, packing))
+    n_forget = training_units(tokenizer, forget_records, bench.kind, packing)
+    n_retain = training_units(tokenizer, bench.load(data, args.retain_split or bench.retain), bench.kind,
+                              packing)
     budget = ({"steps": args.max_steps} if args.max_steps is not None else
               {"epochs": args.epochs, "anchor": "forget"} if args.epochs is not None else None)
     optim = {k: v for k, v in (("lr", args.lr), ("batch_size", args.batch_size)) if v is not None}

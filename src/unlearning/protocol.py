@@ -23,7 +23,7 @@ from unlearning.models import copy_tokenizer_files, has_tokenizer
 from unlearning.records import read_json, write_json
 from unlearning.recipes import PAPER_SCALE, Recipe, Scale, laboratory_scale, learned_rate, scaled
 from unlearning.recipes import load as load_recipe
-from unlearning.runs import RunSpec, StopConfig, run, spec_from_record
+from unlearning.runs import RunSpec, StopConfig, run, spec_from_record, training_units
 from unlearning.runtime import Runtime, configure_process
 from unlearning.store import code_key, is_released, release_weights, weight_files, weights_hash
 
@@ -187,13 +187,8 @@ class Lab:
     def units(self, benchmark: str, split: str, model_dir: str | Path, packing: int | None = None) -> int:
         """How many examples a split trains on: its records, or its blocks when packed with the
         tokenizer of the start model `model_dir` (they size epochs, warm-ups and batches)."""
-        records = get_benchmark(benchmark).load(self.data / benchmark, split)
-        if packing is None:
-            return len(records)
-        from unlearning.data import pack_corpus
-        from unlearning.models import load_tokenizer
-
-        return len(pack_corpus(load_tokenizer(self.tokenizer_for(model_dir)), [r["text"] for r in records], packing))
+        bench = get_benchmark(benchmark)
+        return training_units(self.tokenizer_for(model_dir), bench.load(self.data / benchmark, split), bench.kind, packing)
 
     def recipe_scale(self, recipe: Recipe, model: str, forget_split: str | None = None,
                      benchmark: str | None = None) -> Scale:

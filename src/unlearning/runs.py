@@ -113,6 +113,15 @@ def encode_records(tokenizer, records: list[dict], kind: str, packing: int | Non
     return [encode_text(tokenizer, r["text"]) for r in records]
 
 
+def training_units(tokenizer_dir: str | Path, records: list[dict], kind: str, packing: int | None = None) -> int:
+    """How many examples a split trains on (`encode_records`' count): its records, or a text
+    split's blocks when packed with the tokenizer at `tokenizer_dir` (they size a recipe's
+    epochs, warm-ups and batches)."""
+    if packing is None or kind == "qa":
+        return len(records)
+    return len(pack_corpus(load_tokenizer(tokenizer_dir), [r["text"] for r in records], packing))
+
+
 def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: Path,
             runtime: Runtime = Runtime(), checkpoints: Sequence[int] = ()) -> tuple:
     """Run a resolved spec on `runtime`: (unlearned model, record, checkpoint states). The code

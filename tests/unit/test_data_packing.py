@@ -67,3 +67,17 @@ def test_the_remainder_is_dropped_and_a_short_corpus_is_an_error(tokenizer):
         pack_corpus(tokenizer, ["tiny"], 10_000)
     with pytest.raises(ValueError, match="block_length must be >= 1"):
         pack_corpus(tokenizer, CORPUS, 0)
+
+
+def test_a_split_trains_on_its_records_or_on_its_packed_blocks(tokenizer, tmp_path):
+    """`runs.training_units`, which sizes a recipe's epochs and batches: a record each, unless a
+    text split is packed; then its tokens (each text with its "\\n\\n") over the block length, counted here."""
+    from unlearning.runs import training_units
+
+    tokenizer.save_pretrained(tmp_path)
+    texts = [{"text": t} for t in CORPUS]
+    total = sum(len(tokenizer(t + "\n\n", add_special_tokens=False)["input_ids"]) for t in CORPUS)
+    assert training_units(tmp_path, texts, "text", 5) == total // 5 != len(CORPUS)
+    assert training_units(tmp_path, texts, "text") == len(CORPUS)
+    questions = [{"question": "Who?", "answer": "Ann."}] * 3
+    assert training_units(tmp_path, questions, "qa", 5) == training_units(tmp_path, questions, "qa") == 3
