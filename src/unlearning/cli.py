@@ -323,9 +323,7 @@ def _recipe_spec(args, benchmark: str, data: Path, tokenizer: Path, processes: i
     from unlearning.recipes import load as load_recipe
     from unlearning.runs import StopConfig, training_units
 
-    recipe = load_recipe(args.recipe)
-    if args.scale not in ("paper", "laboratory"):
-        raise ValueError(f"--scale must be paper or laboratory; got {args.scale!r}")
+    recipe = load_recipe(args.recipe)  # cmd_unlearn has checked the recipe, its run and --scale
     name = _recipe_run_name(recipe, args.method, args.rule)
     bench = get_benchmark(benchmark)  # the recipe's, or one of the same schema (tofu-real for masc/tofu)
     forget_records = bench.load(data, args.split or bench.forget)
