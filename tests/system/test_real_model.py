@@ -73,7 +73,7 @@ def test_tofu_evaluation_generates_through_the_chat_template(lab, tmp_path):
 
     assert qa_prompt(load_tokenizer(CHECKPOINT), "Who?").startswith("<|im_start|>system")
     # the smoke world's TOFU with every split the suite reads cut to 3 items: the path, not the numbers, is tested
-    # here, and each item costs seven forward passes and a generation of the real model on one thread
+    # here, and each item costs six to eight scoring passes and one or two generations of the real model on one thread
     data = tmp_path / "data" / "tofu"
     data.mkdir(parents=True)
     for split in ("forget01_perturbed", "holdout01", "retain_perturbed", "real_authors_perturbed", "world_facts_perturbed"):
