@@ -456,7 +456,7 @@ def cmd_evaluate(args) -> None:
     metrics = evaluate(benchmark, args.model, data, tokenizer, config=config, oracle=oracle,
                        log=lambda message: print(message, flush=True), runtime=runtime)
     for name, value in metrics.items():
-        if not isinstance(value, list):
+        if not isinstance(value, (list, dict)):  # per-item scores stay in the stored evaluation
             print(f"{name:32s} {value:.4f}" if isinstance(value, float) else f"{name:32s} {value}")
 
 

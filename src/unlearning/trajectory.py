@@ -19,7 +19,10 @@ left out (`engine.unlearn`); evaluation time is reported apart, never added.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from unlearning.intervals import Estimate, metric_difference
 
 
 def checkpoint_steps(max_steps: int, first: int = 2, growth: float = 1.5) -> tuple[int, ...]:
@@ -55,31 +58,48 @@ def trajectory(lab, benchmark: str, record: dict, start: dict, *, config=None, o
 
 @dataclass(frozen=True)
 class Criterion:
-    """A good model: `forget_metric` at most `level + tolerance` (lower is more forgotten) and
-    `utility_metric` at least `floor`."""
+    """A good model: as good as the retain-only oracle as far as the evaluation can see. Its
+    `forget_metric` (lower is more forgotten) is not above the oracle's beyond the paired 95 %
+    interval over the same items, and its `utility_metric` is not below the oracle's beyond it
+    (`unlearning.intervals`, with the benchmark's `statistics`). No tolerance is typed: the
+    interval is what the evaluation can see."""
 
-    forget_metric: str
-    level: float
-    tolerance: float
-    utility_metric: str
-    floor: float
+    oracle: Mapping
+    statistics: Mapping
+    forget_metric: str = "forget_Q_A_ROUGE"
+    utility_metric: str = "model_utility"
     labels: tuple[str, str] = ("forget ROUGE-L", "model utility")  # how a page names the two metrics
 
-    def met(self, row: dict) -> bool:
-        return row[self.forget_metric] <= self.level + self.tolerance and row[self.utility_metric] >= self.floor
+    @property
+    def level(self) -> float:
+        """The oracle's forget metric: a good model forgets at least this much, within the interval."""
+        return float(self.oracle[self.forget_metric])
+
+    @property
+    def floor(self) -> float:
+        """The oracle's utility: a good model keeps at least this much, within the interval."""
+        return float(self.oracle[self.utility_metric])
+
+    def gaps(self, row: Mapping) -> tuple[Estimate, Estimate]:
+        """The row's forget and utility metrics minus the oracle's, with their paired intervals."""
+        return tuple(metric_difference(row, self.oracle, self.statistics[key])
+                     for key in (self.forget_metric, self.utility_metric))
+
+    def met(self, row: Mapping) -> bool:
+        forget, utility = self.gaps(row)
+        if math.isnan(forget.value) or math.isnan(utility.value):
+            return False
+        return not forget.positive and not utility.negative
 
     def describe(self) -> str:
-        return (f"{self.labels[0]} at most {self.level:.3f} + {self.tolerance:g} (the oracle's level) with "
-                f"{self.labels[1]} at least {self.floor:.3f}")
+        return (f"{self.labels[0]} not above the oracle's ({self.level:.3f}) and {self.labels[1]} not below the "
+                f"oracle's ({self.floor:.3f}), each beyond the paired 95 % interval over the same items")
 
 
-def good_model(oracle: dict, resolution: dict) -> Criterion:
-    """What a good TOFU model is (issue 31): forget ROUGE-L at most the retain-only oracle's plus
-    one forget item, model utility at least the oracle's minus one utility item (`resolution`:
-    `verdicts.tofu_resolutions`, keyed by radar axis). No hand-typed tolerance: one item is the
-    smallest difference the evaluation can see."""
-    return Criterion("forget_Q_A_ROUGE", oracle["forget_Q_A_ROUGE"], resolution["1-ROUGE-L"],
-                     "model_utility", oracle["model_utility"] - resolution["MU"])
+def good_model(oracle: Mapping, statistics: Mapping) -> Criterion:
+    """What a good TOFU model is: the oracle's forget ROUGE-L and model utility, within the paired
+    interval (`Criterion`); `statistics` are the TOFU benchmark's (`Benchmark.statistics`)."""
+    return Criterion(oracle, statistics)
 
 
 def time_to_quality(rows: list[dict], criterion: Criterion) -> dict | None:

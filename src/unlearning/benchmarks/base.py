@@ -8,14 +8,15 @@ A benchmark is data plus functions; nothing here knows which profile runs.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from unlearning.data import load_split
 
 Suite = Callable[..., dict]  # (model, tokenizer, data_dir, config, oracle_metrics | None) -> metrics
 Gates = Callable[..., dict]  # (model, tokenizer, data_root, name) -> gate values; name: the benchmark's folder
+Statistic = Callable[[dict], object]  # a metric recomputed from the suite's items: set -> field -> [R, n] -> [R]
 
 
 def schema_fields(schemas, split: str) -> tuple[str, ...]:
@@ -63,6 +64,8 @@ class Benchmark:
     size)` names the retain-only model that forget quality compares against (None: no oracle).
     `forget_splits` are the forget splits a run may choose where there are several, each with its
     own holdout and oracle (TOFU's forget01/05/10); an evaluation is keyed by the chosen one.
+    `statistics` recomputes each aggregate of the suite from the per-item scores it records
+    (`metrics["items"]`), for the paired intervals of `unlearning.intervals`.
     """
 
     name: str
@@ -76,6 +79,7 @@ class Benchmark:
     gates: Gates | None = None
     oracle: Callable[[str, str], str | None] | None = None
     forget_splits: tuple[str, ...] = ()
+    statistics: Mapping[str, Statistic] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in (None, "qa", "text"):

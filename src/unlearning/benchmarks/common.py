@@ -36,6 +36,12 @@ def mean_of(values) -> float:
     return float(sum(values) / len(values)) if values else float("nan")
 
 
+def mean_statistic(part: str, field: str):
+    """The statistic of an aggregate that is a plain mean over one evaluation set's items (items
+    [R, n] -> [R]; `unlearning.intervals`)."""
+    return lambda items: items[part][field].mean(axis=-1)
+
+
 def answer_probabilities(model, tokenizer, pairs: list[tuple[str, str]], batch_size: int) -> list[float]:
     """p-bar(answer | question) = exp(-NLL/|y|) for every (question, answer) pair, batched; the
     exponential in float64, as OU's numpy exp(-avg_loss), so a collapsed model's p underflows

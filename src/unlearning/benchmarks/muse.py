@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from unlearning.benchmarks.base import Benchmark, model_name, read
-from unlearning.benchmarks.common import EvalConfig, mean_of, membership_scores, mia_aucs
+from unlearning.benchmarks.common import EvalConfig, mean_of, mean_statistic, membership_scores, mia_aucs
 from unlearning.data import DataError
 from unlearning.metrics import mia
 from unlearning.metrics.generation import QA_STOPS, greedy_generate, knowmem_prompt
@@ -34,23 +34,30 @@ def locate(repository: str, split: str) -> tuple[str, str, str]:
 
 
 def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: dict | None) -> dict:
-    """VerbMem, KnowMem forget / retain (ROUGE-L F1), Min-40% PrivLeak, LOSS and zlib AUCs."""
+    """VerbMem, KnowMem forget / retain (ROUGE-L F1; every item's under `items`), Min-40% PrivLeak,
+    LOSS and zlib AUCs."""
     verbmem = read(data_dir, "verbmem/forget", SCHEMAS)
     continuations = greedy_generate(model, tokenizer, [r["prompt"] for r in verbmem], config.verbmem_new_tokens,
                                     config.batch_size)
-    out = {"verbmem_f": mean_of(rouge_l_f1(continuations, [r["gt"] for r in verbmem], config.stemmer))}
-    for side, key in (("forget", "knowmem_f"), ("retain", "knowmem_r")):
-        icl, items = read(data_dir, f"knowmem/{side}_qa_icl", SCHEMAS), read(data_dir, f"knowmem/{side}_qa", SCHEMAS)
-        answers = greedy_generate(model, tokenizer, [knowmem_prompt(icl, r["question"]) for r in items],
+    items = {"verbmem": {"rouge": rouge_l_f1(continuations, [r["gt"] for r in verbmem], config.stemmer)}}
+    for side in ("forget", "retain"):
+        icl, questions = read(data_dir, f"knowmem/{side}_qa_icl", SCHEMAS), read(data_dir, f"knowmem/{side}_qa", SCHEMAS)
+        answers = greedy_generate(model, tokenizer, [knowmem_prompt(icl, r["question"]) for r in questions],
                                   config.max_new_tokens, config.batch_size, QA_STOPS)
-        out[key] = mean_of(rouge_l_f1(answers, [r["answer"] for r in items], config.stemmer))
+        items[f"knowmem_{side}"] = {"rouge": rouge_l_f1(answers, [r["answer"] for r in questions], config.stemmer)}
+    out = {key: mean_of(items[part]["rouge"]) for key, part in ITEM_PARTS.items()}
     forget = [r["text"] for r in read(data_dir, "privleak/forget", SCHEMAS)]
     holdout = [r["text"] for r in read(data_dir, "privleak/holdout", SCHEMAS)]
     out.update(mia_aucs(membership_scores(model, tokenizer, forget, config),
                         membership_scores(model, tokenizer, holdout, config), "privleak"))
     if oracle_metrics is not None:
         out["privleak"] = mia.privleak(out["privleak_auc_min_k"], oracle_metrics["privleak_auc_min_k"])
+    out["items"] = items
     return out
+
+
+ITEM_PARTS = {"verbmem_f": "verbmem", "knowmem_f": "knowmem_forget", "knowmem_r": "knowmem_retain"}
+STATISTICS = {key: mean_statistic(part, "rouge") for key, part in ITEM_PARTS.items()}
 
 
 def gates(model, tokenizer, data_root: Path, corpus: str) -> dict:
@@ -68,7 +75,9 @@ def _retrained(corpus: str):
 
 
 NEWS = Benchmark("muse-news", SCHEMAS, hub="muse-bench/MUSE-News", locate=locate, kind="text", forget="raw/forget",
-                 retain="raw/retain1", suite=suite, gates=gates, oracle=_retrained("muse-news"))
+                 retain="raw/retain1", suite=suite, gates=gates, oracle=_retrained("muse-news"),
+                 statistics=STATISTICS)
 BOOKS = Benchmark("muse-books", SCHEMAS, hub="muse-bench/MUSE-Books", locate=locate, kind="text", forget="raw/forget",
-                  retain="raw/retain1", suite=suite, gates=gates, oracle=_retrained("muse-books"))
+                  retain="raw/retain1", suite=suite, gates=gates, oracle=_retrained("muse-books"),
+                  statistics=STATISTICS)
 CORPORA = (NEWS.name, BOOKS.name)  # MUSE's two corpora, each its own benchmark

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from unlearning.benchmarks.base import Benchmark, read
-from unlearning.benchmarks.common import EvalConfig, mean_of, membership_scores, mia_aucs
+from unlearning.benchmarks.common import EvalConfig, mean_of, mean_statistic, membership_scores, mia_aucs
 from unlearning.data import qa_prompt, uses_chat_template
 from unlearning.metrics.generation import QA_STOPS, greedy_generate
 from unlearning.metrics.rouge import rouge_l_recall
@@ -69,24 +69,36 @@ def summarise(metrics) -> dict:
 
 
 def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: dict | None) -> dict:
-    """ROUGE-L recall on forget levels 1-3 and neighbour levels 1-2; MIA scores on the forget
-    and retain passages (RWKU reports the raw mean scores; we add the AUC)."""
-    out = {}
+    """ROUGE-L recall on forget levels 1-3 and neighbour levels 1-2 (every probe's under `items`);
+    MIA scores on the forget and retain passages (RWKU reports the raw mean scores; we add the AUC)."""
+    out, items = {}, {}
     for split in PROBE_SPLITS:
-        items = read(data_dir, split, SCHEMAS)
-        answers = greedy_generate(model, tokenizer, [probe_prompt(tokenizer, it) for it in items], config.max_new_tokens,
+        probes = read(data_dir, split, SCHEMAS)
+        answers = greedy_generate(model, tokenizer, [probe_prompt(tokenizer, it) for it in probes], config.max_new_tokens,
                                   config.batch_size, QA_STOPS + (".",))
-        out[f"{split}_rougeL_recall"] = mean_of(rouge_l_recall(answers, [it["answer"] for it in items], config.stemmer))
+        items[split] = {"recall": rouge_l_recall(answers, [it["answer"] for it in probes], config.stemmer)}
+        out[f"{split}_rougeL_recall"] = mean_of(items[split]["recall"])
     forget = membership_scores(model, tokenizer, [r["text"] for r in read(data_dir, "mia_forget", SCHEMAS)], config)
     retain = membership_scores(model, tokenizer, [r["text"] for r in read(data_dir, "mia_retain", SCHEMAS)], config)
     for name in ("loss", "zlib", "min_k", "min_k_pp"):
         out[f"mia_forget_{name}"], out[f"mia_retain_{name}"] = mean_of(forget[name]), mean_of(retain[name])
     out.update(mia_aucs(forget, retain, "mia"))
+    out["items"] = items
     return out
 
 
+def _summary_statistic(splits):
+    """A summary of `summarise` recomputed from resampled probes: the mean of its levels' means."""
+    return lambda items: sum(items[split]["recall"].mean(axis=-1) for split in splits) / len(splits)
+
+
+STATISTICS = {**{f"{split}_rougeL_recall": mean_statistic(split, "recall") for split in PROBE_SPLITS},
+              "forget": _summary_statistic([m.removesuffix("_rougeL_recall") for m in FORGET_METRICS]),
+              "neighbour": _summary_statistic([m.removesuffix("_rougeL_recall") for m in NEIGHBOUR_METRICS])}
+
+
 RWKU = Benchmark("rwku", SCHEMAS, hub="jinzhuoran/RWKU", locate=locate, kind="text", forget="train_original_passage",
-                 retain="mia_retain", suite=suite)
+                 retain="mia_retain", suite=suite, statistics=STATISTICS)
 # RWKU on the real pretrained model: probes it answers, a corpus it wrote (`world.rwku_real`)
 RWKU_REAL = Benchmark("rwku-real", SCHEMAS, kind="text", forget="train_original_passage", retain="mia_retain",
-                      suite=suite)
+                      suite=suite, statistics=STATISTICS)

@@ -20,6 +20,7 @@ from unlearning.benchmarks.common import (
     EvalConfig,
     answer_probabilities,
     mean_of,
+    mean_statistic,
     membership_scores,
     mia_aucs,
 )
@@ -73,41 +74,46 @@ def _tofu_part(model, tokenizer, items: list[dict], config: EvalConfig, correct_
 
 def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: dict | None) -> dict:
     """forget Prob / ROUGE / truth ratio / ES / EM, model utility and its nine parts, PrivLeak,
-    forget quality against the oracle, and the MASC paper's radar axes."""
+    forget quality against the oracle, and the MASC paper's radar axes; every item's scores under
+    `items` (set -> field -> per item), which `STATISTICS` turns into the aggregates."""
     split = config.forget_split
     forget = read(data_dir, f"{split}_perturbed", SCHEMAS)
     f = _tofu_part(model, tokenizer, forget, config, "paraphrased_answer")
     ratios = [tofu.truth_ratio(c, p) for c, p in zip(f["correct_p"], f["perturbed_p"])]
+    items = {"forget": {"prob": f["answer_p"], "rouge": f["rouge"],
+                        "truth_ratio": tofu.truth_ratio_values(f["correct_p"], f["perturbed_p"], "closer_to_1_better")}}
     out = {"forget_Q_A_Prob": mean_of(f["answer_p"]), "forget_Q_A_ROUGE": mean_of(f["rouge"]),
-           "forget_truth_ratio": tofu.aggregate_truth_ratio(f["correct_p"], f["perturbed_p"], "closer_to_1_better"),
+           "forget_truth_ratio": mean_of(items["forget"]["truth_ratio"]),
            "forget_truth_ratio_prob_mean": tofu.aggregate_truth_ratio(f["correct_p"], f["perturbed_p"], "prob_mean"),
-           "forget_truth_ratio_raw": ratios}
+           "forget_truth_ratio_raw": ratios, "items": items}
     tokens = labelled_tokens(model, [encode_qa(tokenizer, it["question"], it["answer"], eos=False) for it in forget],
                              tokenizer.pad_token_id, config.batch_size)
     # knowledge rather than verbatim recall: the same facts asked with the held-out paraphrased question
     paraphrased = greedy_generate(model, tokenizer, [qa_prompt(tokenizer, it["paraphrased_question"]) for it in forget],
                                   config.max_new_tokens, config.batch_size, QA_STOPS)
-    out["forget_paraphrased_Q_A_ROUGE"] = mean_of(rouge_l_recall(paraphrased, [it["answer"] for it in forget],
-                                                               config.stemmer))
+    items["forget"]["paraphrased_rouge"] = rouge_l_recall(paraphrased, [it["answer"] for it in forget], config.stemmer)
+    out["forget_paraphrased_Q_A_ROUGE"] = mean_of(items["forget"]["paraphrased_rouge"])
     out["extraction_strength"] = mean_of(tofu.extraction_strength(p.tolist(), y.tolist()) for _, p, y in tokens)
     out["exact_memorization"] = mean_of(tofu.exact_memorization(p.tolist(), y.tolist()) for _, p, y in tokens)
     if config.forget_only:
         return out
     r = _tofu_part(model, tokenizer, read(data_dir, "retain_perturbed", SCHEMAS), config, "paraphrased_answer")
-    parts = {"retain_Q_A_Prob": mean_of(r["answer_p"]), "retain_Q_A_ROUGE": mean_of(r["rouge"]),
-             "retain_Truth_Ratio": tofu.aggregate_truth_ratio(r["correct_p"], r["perturbed_p"], "true_better")}
-    for short, name in (("ra", "real_authors_perturbed"), ("wf", "world_facts_perturbed")):
+    items["retain"] = {"prob": r["answer_p"], "rouge": r["rouge"],
+                       "truth_ratio": tofu.truth_ratio_values(r["correct_p"], r["perturbed_p"], "true_better")}
+    for part, name in UTILITY_SETS.items():
+        if part == "retain":
+            continue
         x = _tofu_part(model, tokenizer, read(data_dir, name, SCHEMAS), config, "answer")
-        parts[f"{short}_Q_A_Prob_normalised"] = mean_of(
-            tofu.probability_normalised(c, p) for c, p in zip(x["correct_p"], x["perturbed_p"]))
-        parts[f"{short}_Q_A_ROUGE"] = mean_of(x["rouge"])
-        parts[f"{short}_Truth_Ratio"] = tofu.aggregate_truth_ratio(x["correct_p"], x["perturbed_p"], "true_better")
+        items[part] = {"prob": [tofu.probability_normalised(c, p) for c, p in zip(x["correct_p"], x["perturbed_p"])],
+                       "rouge": x["rouge"],
+                       "truth_ratio": tofu.truth_ratio_values(x["correct_p"], x["perturbed_p"], "true_better")}
+    parts = {key: mean_of(items[part][field]) for key, (part, field) in UTILITY_PARTS.items()}
     out.update(parts, model_utility=tofu.model_utility(parts))
     # PrivLeak on TOFU (OU): Min-K% over answer tokens of forgetXX (members) vs holdoutXX
     scores = {}
-    for name, items in (("forget", forget), ("holdout", read(data_dir, f"holdout{split[-2:]}", SCHEMAS))):
-        encoded = [encode_qa(tokenizer, it["question"], it["answer"]) for it in items]
-        scores[name] = membership_scores(model, tokenizer, [it["answer"] for it in items], config, encoded)
+    for name, records in (("forget", forget), ("holdout", read(data_dir, f"holdout{split[-2:]}", SCHEMAS))):
+        encoded = [encode_qa(tokenizer, it["question"], it["answer"]) for it in records]
+        scores[name] = membership_scores(model, tokenizer, [it["answer"] for it in records], config, encoded)
     out.update(mia_aucs(scores["forget"], scores["holdout"], "privleak"))
     if oracle_metrics is not None:
         out["forget_quality"] = tofu.forget_quality(ratios, oracle_metrics["forget_truth_ratio_raw"])
@@ -115,6 +121,27 @@ def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: 
     out.update(tofu.masc_axes(out["forget_Q_A_ROUGE"], out["forget_Q_A_Prob"], out["forget_truth_ratio"],
                               out["model_utility"]))
     return out
+
+
+# the model-utility sets (item part -> split) and its nine parts (metric -> item part and field), in
+# `metrics.tofu.MODEL_UTILITY_KEYS` order
+UTILITY_SETS = {"retain": "retain_perturbed", "real_authors": "real_authors_perturbed",
+                "world_facts": "world_facts_perturbed"}
+UTILITY_PARTS = {key: (part, field) for key, (part, field) in zip(tofu.MODEL_UTILITY_KEYS, [
+    (part, field) for part in UTILITY_SETS for field in ("prob", "rouge", "truth_ratio")])}
+
+
+def _model_utility(items) -> "numpy.ndarray":  # noqa: F821
+    """Model utility recomputed from resampled items (the harmonic mean of its nine set means)."""
+    return tofu.model_utility_of_means([items[part][field].mean(axis=-1) for part, field in UTILITY_PARTS.values()])
+
+
+# each aggregate of the suite as a statistic of its items (`unlearning.intervals`)
+STATISTICS = {"forget_Q_A_Prob": mean_statistic("forget", "prob"), "forget_Q_A_ROUGE": mean_statistic("forget", "rouge"),
+              "forget_truth_ratio": mean_statistic("forget", "truth_ratio"),
+              "forget_paraphrased_Q_A_ROUGE": mean_statistic("forget", "paraphrased_rouge"),
+              **{key: mean_statistic(part, field) for key, (part, field) in UTILITY_PARTS.items()},
+              "model_utility": _model_utility}
 
 
 # --- quality gates of TOFU targets and oracles -------------------------------------------------
@@ -197,10 +224,10 @@ def real_oracle(forget_split: str, size: str) -> str:
 
 FORGET_SPLITS = ("forget01", "forget05", "forget10")  # 1, 5 and 10 % of the authors, each with its holdout
 TOFU = Benchmark("tofu", SCHEMAS, hub="locuslab/TOFU", kind="qa", forget="forget10", retain="retain90",
-                 suite=suite, gates=gates, oracle=oracle, forget_splits=FORGET_SPLITS)
+                 suite=suite, gates=gates, oracle=oracle, forget_splits=FORGET_SPLITS, statistics=STATISTICS)
 # the real pretrained model's TOFU (laboratory authors, real facts for model utility; `world.tofu_real`)
 TOFU_REAL = Benchmark("tofu-real", SCHEMAS, kind="qa", forget="forget10", retain="retain90", suite=suite, gates=gates,
-                      oracle=real_oracle, forget_splits=FORGET_SPLITS)
+                      oracle=real_oracle, forget_splits=FORGET_SPLITS, statistics=STATISTICS)
 
 
 def known_items(model, tokenizer, items: list[dict], max_new_tokens: int = 32) -> list[bool]:

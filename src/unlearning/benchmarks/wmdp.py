@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from unlearning.benchmarks.base import Benchmark, read
-from unlearning.benchmarks.common import EvalConfig
-from unlearning.metrics.choice import choice_accuracy
+from unlearning.benchmarks.common import EvalConfig, mean_of, mean_statistic
+from unlearning.metrics.choice import choice_correct
 
 MULTIPLE_CHOICE = ("question", "choices", "answer")
 SCHEMAS = (
@@ -30,12 +30,19 @@ def locate(repository: str, split: str) -> tuple[str, str, str]:
     return ("cais/mmlu", "all", "test") if split == "mmlu" else (repository, split, "test")
 
 
-def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: dict | None) -> dict:
-    """Four-choice accuracy on wmdp-bio, wmdp-cyber and the MMLU-like utility set."""
-    return {f"{split}_accuracy": choice_accuracy(model, tokenizer, read(data_dir, split, SCHEMAS), batch_size=64)
-            for split in ("wmdp-bio", "wmdp-cyber", "mmlu")}
+CHOICE_SETS = ("wmdp-bio", "wmdp-cyber", "mmlu")
 
+
+def suite(model, tokenizer, data_dir: Path, config: EvalConfig, oracle_metrics: dict | None) -> dict:
+    """Four-choice accuracy on wmdp-bio, wmdp-cyber and the MMLU-like utility set; every question's
+    right (1) or wrong (0) under `items`."""
+    items = {split: {"correct": choice_correct(model, tokenizer, read(data_dir, split, SCHEMAS), batch_size=64)}
+             for split in CHOICE_SETS}
+    return {**{f"{split}_accuracy": mean_of(items[split]["correct"]) for split in CHOICE_SETS}, "items": items}
+
+
+STATISTICS = {f"{split}_accuracy": mean_statistic(split, "correct") for split in CHOICE_SETS}
 
 WMDP = Benchmark("wmdp", SCHEMAS, hub="cais/wmdp", locate=locate, kind="text",
                  forget="bio-forget-corpus+cyber-forget-corpus", retain="bio-retain-corpus+cyber-retain-corpus",
-                 suite=suite)
+                 suite=suite, statistics=STATISTICS)

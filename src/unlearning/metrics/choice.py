@@ -31,6 +31,12 @@ def option_logprobs(model, tokenizer, prompt_options: Sequence[tuple[str, Sequen
     return out
 
 
+def choice_correct(model, tokenizer, items: Sequence[dict], normalize: bool = False, batch_size: int = 64) -> list[int]:
+    """Per {question, choices, answer (index)} item: 1 when the most likely option is the answer."""
+    scores = option_logprobs(model, tokenizer, [(it["question"], it["choices"]) for it in items], normalize, batch_size)
+    return [int(int(s.argmax()) == it["answer"]) for s, it in zip(scores, items)]
+
+
 def choice_accuracy(model, tokenizer, items: Sequence[dict], normalize: bool = False, batch_size: int = 64) -> float:
     """Accuracy on {question, choices, answer (index)} items (chance 1 / len(choices))."""
     scores = option_logprobs(model, tokenizer, [(it["question"], it["choices"]) for it in items], normalize, batch_size)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
 from scipy import stats
 
 TR_AGGREGATIONS = ("closer_to_1_better", "true_better", "prob_mean")
@@ -48,14 +49,20 @@ def _aggregate_one(pc: float, pp: Sequence[float], aggregation: str) -> float:
     return min(ratio, 1 / (ratio + TOFU_EPS)) if aggregation == "closer_to_1_better" else max(0.0, 1 - ratio)
 
 
-def aggregate_truth_ratio(p_correct: Sequence[float], p_perturbed: Sequence[Sequence[float]],
-                          aggregation: str) -> float:
-    """Mean over items of: min(TR, 1/(TR + eps)) (`closer_to_1_better`, forget sets),
-    max(0, 1 - TR) (`true_better`, retain / real authors / world facts), or
-    p_c / (p_c + p_w + eps) (`prob_mean`), with OU's eps = 1e-10 in every denominator."""
+def truth_ratio_values(p_correct: Sequence[float], p_perturbed: Sequence[Sequence[float]],
+                       aggregation: str) -> list[float]:
+    """Per item: min(TR, 1/(TR + eps)) (`closer_to_1_better`, forget sets), max(0, 1 - TR)
+    (`true_better`, retain / real authors / world facts), or p_c / (p_c + p_w + eps)
+    (`prob_mean`), with OU's eps = 1e-10 in every denominator."""
     if aggregation not in TR_AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {', '.join(TR_AGGREGATIONS)}; got {aggregation!r}")
-    values = [_aggregate_one(pc, pp, aggregation) for pc, pp in zip(p_correct, p_perturbed, strict=True)]
+    return [_aggregate_one(pc, pp, aggregation) for pc, pp in zip(p_correct, p_perturbed, strict=True)]
+
+
+def aggregate_truth_ratio(p_correct: Sequence[float], p_perturbed: Sequence[Sequence[float]],
+                          aggregation: str) -> float:
+    """The mean over items of `truth_ratio_values`."""
+    values = truth_ratio_values(p_correct, p_perturbed, aggregation)
     return sum(values) / len(values)
 
 
@@ -84,6 +91,14 @@ def model_utility(components: dict[str, float]) -> float:
     if min(values) <= 0:
         return 0.0
     return float(stats.hmean(values))
+
+
+def model_utility_of_means(means) -> np.ndarray:
+    """`model_utility` for arrays: `means` holds the nine parts in `MODEL_UTILITY_KEYS` order on its
+    first axis (shape [9, ...]); the harmonic mean along it, 0 wherever a part is <= 0."""
+    means = np.asarray(means, dtype=float)
+    safe = np.where(means > 0, means, 1.0)
+    return np.where((means > 0).all(axis=0), len(means) / (1 / safe).sum(axis=0), 0.0)
 
 
 def extraction_strength(predictions: Sequence[int], labels: Sequence[int]) -> float:
