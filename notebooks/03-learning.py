@@ -44,18 +44,21 @@ check_parameters("03-learning", globals())  # every parameter, before any work: 
 
 # %% tags=["hide-input"]
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
+from unlearning.benchmarks import get_benchmark
 from unlearning.claims import record
-from unlearning.data import load_split
+from unlearning.comparison import size_steps
 from unlearning.gates import FOUR_CHOICE_CHANCE, PARAPHRASE_CHANCE, model_table, scale_table, verdicts
 from unlearning.plotting import plot_memorisation, use_book_style
 from unlearning.presentation import glue, trend
-from unlearning.verdicts import grows_with_size, item_resolution
+from unlearning.protocol import Lab, eval_config
+from unlearning.verdicts import grows_with_size
 
 use_book_style()
 if not Path(manifest_path).is_file():
@@ -116,9 +119,13 @@ plt.show()
 # %% tags=["hide-input"]
 verbatim, asked = list(scale["target forget ROUGE-L"]), list(scale["target paraphrased-question acc"])
 required = checks[checks["required"]] if len(checks) else checks
-# the gates read forget10: one of its answers moves the mean ROUGE-L by at most 1/n
+# the gates read forget10; the verdict reads each target's forget10 answers again, item by item, so that
+# the sizes are compared on the same questions (paired intervals, `unlearning.intervals`)
 profile = Path(manifest_path).parent.name
-grows = grows_with_size(verbatim, item_resolution(len(load_split(Path("data") / profile / "tofu", "forget10"))))
+lab = Lab.for_profile(profile)
+config = replace(eval_config("tofu", "forget10"), forget_only=True)
+answers = [lab.evaluate("tofu", lab.model(get_benchmark("tofu").target(size)), config=config) for size in scale["size"]]
+grows = grows_with_size(*size_steps(answers, get_benchmark("tofu").statistics["forget_Q_A_ROUGE"]))
 glue(verbatim=trend(verbatim), asked=trend(asked), rephrased=trend(scale["target paraphrase acc"]),
      sizes=f"{scale['size'].iloc[0]} to {scale['size'].iloc[-1]}", chance=PARAPHRASE_CHANCE,
      parameters=f"{scale['parameters'].iloc[0]:,} to {scale['parameters'].iloc[-1]:,}",

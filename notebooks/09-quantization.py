@@ -49,7 +49,6 @@ check_parameters("09-quantization", globals())  # every parameter, before any wo
 import matplotlib.pyplot as plt
 from IPython.display import Markdown
 
-from unlearning import verdicts
 from unlearning.comparison import precision_table, quantization_check, quantized_results, show_recipes, small_update_run
 from unlearning.plotting import plot_quantization_dumbbell, use_book_style
 from unlearning.presentation import glue
@@ -106,24 +105,25 @@ precision_table(results, names).round(3)
 # (verdict-quantization)=
 # ## Did the claim hold?
 #
-# For every unlearned model and code, `verdicts.survives_quantization` compares the rise of the forget
-# ROUGE-L with the noise floor of the measurement: the larger of one forget item and the largest
-# move of the two controls under the same code. A rise above it is knowledge coming back; a model
-# whose unlearning removed no more than the floor has nothing measurable to recover, and the check
-# cannot tell. MASC's verdict combines its two codes (`verdicts.combine`).
+# For every unlearned model and code, `verdicts.survives_quantization` reads three differences, each
+# with its paired 95 % interval over the same forget items (`unlearning.intervals`): what unlearning
+# removed in full precision (target minus model); the model's rise under the code minus the larger
+# *rise* of the two controls under the same code (signed: a control that falls excuses nothing); and
+# what is still forgotten after the code (quantized target minus quantized model). A resolved rise is
+# knowledge coming back (did not hold); a model whose removal is not resolved has nothing to recover,
+# and the check cannot tell. Model utility after the code is shown beside each reason. MASC's verdict
+# combines its two codes (`verdicts.combine`).
 
 # %% tags=["hide-input"]
-check = quantization_check(results, codes, verdicts.item_resolution(lab.forget_size("tofu", forget_split)))
-glue(target_moves=check.moves("Target"), oracle_moves=check.moves("Oracle"), resolution=check.resolution,
-     lines="; ".join(check.lines()))
+check = quantization_check(results, codes)
+glue(target_moves=check.moves("Target"), oracle_moves=check.moves("Oracle"), lines="; ".join(check.lines()))
 
 # %% [markdown]
 # **Did the claim hold in miniature?** The controls first: quantization alone moves the target's
-# forget ROUGE-L by {glue:md}`target_moves` and the oracle's by {glue:md}`oracle_moves`; with one
-# forget item ({glue:text}`resolution:.3f`) that is the smallest rise
-# the check can see. A method recovers when its forget ROUGE-L rises by more than that; the share is
-# (quantized - unlearned) / (target - unlearned), and a method that removed no more than the noise
-# cannot pass or fail. {glue:md}`lines`. In these tiny models every Linear layer is small, so the
+# forget ROUGE-L by {glue:md}`target_moves` and the oracle's by {glue:md}`oracle_moves`; only a
+# rise of a control is subtracted from a method's rise. A method recovers when what is left rises
+# beyond its interval; the share is that rise over what unlearning removed, and a method whose
+# removal is not resolved cannot pass or fail. {glue:md}`lines`. In these tiny models every Linear layer is small, so the
 # 64-weight blocks see fewer outliers than in a 7B model; the effect size is not expected to
 # transfer, its direction is what this chapter tests.
 

@@ -159,7 +159,8 @@ glue(**judged.sentences())
 # %% [markdown]
 # **What held.** The guarantee: the smallest cos(g_final, g_r) over all steps is {glue:md}`nonneg`
 # (never negative, as the invariants require; plain summation reaches {glue:text}`sum_min:.3f`). Mean
-# Comb-Retain: {glue:md}`mean_cos`. On identical gradients SAGO was better aligned than module-wise
+# Comb-Retain: {glue:md}`mean_cos`; SAGO's run minus PCGrad's {glue:md}`difference` (95 % interval,
+# {glue:md}`how`), the paper's statistic for 'SAGO aligns more tightly'. On identical gradients SAGO was better aligned than module-wise
 # PCGrad at {glue:text}`share:.0%` of the steps ({glue:text}`better_conflict` of {glue:text}`conflict`
 # with a global conflict, {glue:text}`better_aligned` of {glue:text}`aligned` without): 'SAGO aligns
 # more tightly' is {glue:md}`tendency`, and the two small vectors above show how it fails.

@@ -93,7 +93,7 @@ for split in splits:
 # under the table names any column that cannot move on this profile.
 
 # %% tags=["hide-input"]
-# an accuracy the target already answers at chance (within its 95 % sampling interval) cannot drop: no signal
+# an accuracy the target cannot be told from chance on (its 95 % interval covers 1/4) cannot drop: no signal
 questions = question_counts(lab)
 flat = flat_wmdp_metrics(target, questions)
 table, note = wmdp_table(main, flat, splits)
@@ -137,9 +137,10 @@ glue(**judged.sentences())
 
 # %% [markdown]
 # **Did the claims hold in miniature?** {glue:md}`recovery`. Retention from global PCGrad to
-# module-wise PCGrad to SAGO: {glue:md}`granularity`. Differences are read against the 95 % sampling
-# interval of two accuracies on the same questions ({glue:md}`resolutions`); a recovery only counts
-# where forgetting is no weaker than +GD's by more than that.
+# module-wise PCGrad to SAGO: {glue:md}`granularity`. Every difference of two runs is read with its
+# paired 95 % interval over the same questions, never narrower than one question
+# ({glue:md}`resolutions`); a rule that keeps more only while forgetting less is confounded and
+# cannot tell, and "did not hold" needs +GD to be at least as good on both.
 
 # %% tags=["hide-input"]
 Markdown(judged.records(profile))

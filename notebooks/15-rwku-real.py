@@ -42,8 +42,8 @@ profile = "mini"
 objectives = ["GradDiff", "NPO+GD", "SimNPO+GD"]
 rules = ["sum", "pcgrad_global", "pcgrad", "sago"]  # +GD, global PCGrad, module-wise PCGrad, SAGO
 with_masc = True
-# PCGrad and SAGO rerun with these seeds beside seed 0 on the first objective: the range of their results is the
-# resolution of "SAGO keeps more" beside one probe
+# PCGrad and SAGO rerun with these seeds beside seed 0 on the first objective: their spread widens the
+# interval of "SAGO keeps more" beside the probes' own
 seeds = [1, 2]
 answer_tokens = 32  # greedy tokens of every generated answer (EvalConfig.max_new_tokens); fewer: the smoke profile
 device = "auto"
@@ -68,8 +68,9 @@ from unlearning.data import read_jsonl
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
 from unlearning.presentation import glue
 from unlearning.protocol import REAL_BASE, Lab
-from unlearning.retention import (SAGO_OBJECTIVES, SAGO_RULES, curation_by_person, judged_resolution, rules_over_seeds,
-                                  rwku_grid, rwku_record, rwku_resolutions, rwku_table, sago_versus_pcgrad)
+from unlearning.intervals import metric_difference
+from unlearning.retention import (SAGO_OBJECTIVES, SAGO_RULES, curation_by_person, differences_text, rules_over_seeds,
+                                  rwku_differences, rwku_grid, rwku_record, rwku_table, sago_versus_pcgrad)
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -168,58 +169,58 @@ rwku_table(rows)[0].round(3)
 # ## PCGrad and SAGO over seeds
 #
 # The first objective's PCGrad and SAGO runs again with other seeds (the order of the forget and retain
-# blocks). The larger range of either rule's forget and neighbour summaries across the seeds is the
-# smallest gap the verdict below can resolve, beside one probe; the other objectives ran one seed each
-# and are judged at the same resolution. Only these two rules are reseeded because the claim compares
-# only them.
+# blocks). For that objective the verdict below compares the two rules' probe scores averaged over
+# the seeds, and widens the paired interval by the spread of each rule's summaries across the seeds
+# (`intervals.with_seeds`); the other objectives ran one seed each and carry the probes' interval
+# alone. Only these two rules are reseeded because the claim compares only them.
 
 # %% tags=["hide-input"]
 compared = [r for r in ("pcgrad", "sago") if r in rules]
+reseeded = bool(seeds and compared)
 over_seeds = rules_over_seeds(lab, "rwku-real", REAL_BASE, objectives[0], compared, seeds, results,
-                              record_geometry=False, evaluate_config=config)
-step = rwku_resolutions(lab, "rwku-real")  # one probe's move of the forget and neighbour summaries
-judged_at, judged_as = judged_resolution(step, over_seeds, bool(seeds and compared))
-over_seeds.round(3) if seeds and compared else Markdown("This profile runs one seed: the resolution below is one probe.")
+                              record_geometry=False, evaluate_config=config) if reseeded else None
+over_seeds[["forget", "neighbour"]].round(3) if reseeded else Markdown(
+    "This profile runs one seed: the intervals below are the probes' alone.")
 
 # %% [markdown]
 # (verdict-rwku-real)=
 # ## Did the claim hold?
 #
-# The paper reports SAGO ahead of PCGrad by 3.4 to 13.3 points at similar forgetting; a gain bought
-# with weaker forgetting (a larger forget number) does not count as one.
+# The paper reports SAGO ahead of PCGrad by 3.4 to 13.3 points at similar forgetting.
 #
-# Per objective with +GD, PCGrad and SAGO runs, `verdicts.sago_keeps_more` reads SAGO's neighbour
-# summary minus PCGrad's: held when SAGO keeps more by more than the resolution without forgetting
-# less by more than the forget resolution, did not hold when it keeps less or keeps more only by
-# forgetting less, cannot tell when the gap lies inside the resolution. The objectives' verdicts
-# are then combined; and when no run moved the forget summary by more than one probe from the
-# original model, there is no forgetting to compare at, and the page cannot tell.
+# Per objective with +GD, PCGrad and SAGO runs, `verdicts.sago_keeps_more_over` reads SAGO minus
+# PCGrad on the neighbour and forget summaries, each with its paired 95 % interval over the same
+# probes: held when SAGO keeps more beyond the interval without forgetting less beyond it; did not
+# hold when PCGrad is at least as good on both and better on one; cannot tell inside the interval or
+# when the comparison is confounded (SAGO keeps more only while forgetting less). The objectives'
+# verdicts are then combined; and when no run moved the forget summary down from the original model
+# beyond its interval, there is no forgetting to compare at, and the page cannot tell.
 
 # %% tags=["hide-input"]
-best = min(results["forget"])
-unmoved = verdicts.unmoved_forgetting(s["forget"], best, step["forget"])
+best_row = results.loc[results["forget"].idxmin()]
+drop = metric_difference(start, best_row, bench.statistics["forget"])
+unmoved = verdicts.unmoved_forgetting(drop)
+differences = rwku_differences(results, objectives, "rwku-real", over_seeds)
 probes = sum(len(bench.load(data, split)) for split in PROBE_SPLITS)
 glue(lines="; ".join(sago_versus_pcgrad(results, objectives)) or "This profile's grid has no +GD, PCGrad and SAGO "
-     "runs of one objective to compare", start_forget=s["forget"], start_neighbour=s["neighbour"], best=best,
+     "runs of one objective to compare", start_forget=s["forget"], start_neighbour=s["neighbour"],
+     best=float(best_row["forget"]), drop=drop.text(),
      signal="these comparisons carry signal" if not unmoved else "the grid hardly moved it under this budget, so the "
-     "comparison says nothing yet (a larger learning rate or more epochs would)", step_forget=step["forget"],
-     step_neighbour=step["neighbour"], n_probes=probes, budget="/".join(map(str, budget)), judged_as=judged_as,
-     judged_forget=judged_at["forget"], judged_neighbour=judged_at["neighbour"],
+     "comparison says nothing yet (a larger learning rate or more epochs would)", n_probes=probes,
+     budget="/".join(map(str, budget)), differences=differences_text(differences),
      masc=f"MASC stopped by itself after {masc['steps']} steps at forget {summarise(masc_metrics)['forget']:.2f}, "
           f"neighbour {summarise(masc_metrics)['neighbour']:.2f}." if with_masc else " ")
 
 # %% [markdown]
 # **Did the claim hold on real knowledge?** {glue:md}`lines`. The original model recalls its targets
 # (forget {glue:text}`start_forget:.2f`, neighbour {glue:text}`start_neighbour:.2f`) and the grid's
-# best run moves the forget metric to {glue:text}`best:.2f`: {glue:md}`signal`. One probe more or
-# less moves the forget summary by about {glue:text}`step_forget:.2f` and the neighbour summary by
-# about {glue:text}`step_neighbour:.2f` ({glue:text}`n_probes` probes in all), so a difference of a few
-# hundredths is one or two probes; the runs took {glue:md}`budget` steps, and gaps are judged at
-# {glue:md}`judged_as` (forget {glue:text}`judged_forget:.3f`, neighbour
-# {glue:text}`judged_neighbour:.3f`). {glue:md}`masc`
+# best run moves the forget metric to {glue:text}`best:.2f` (original minus best {glue:md}`drop`):
+# {glue:md}`signal`. SAGO minus PCGrad, with 95 % intervals over the {glue:text}`n_probes` probes
+# (and the seeds where they were rerun): {glue:md}`differences`. The runs took {glue:md}`budget`
+# steps. {glue:md}`masc`
 
 # %% tags=["hide-input"]
-Markdown(rwku_record("sago-rwku-real", results, objectives, judged_at, profile, judged_as, no_signal=unmoved))
+Markdown(rwku_record("sago-rwku-real", results, objectives, profile, "rwku-real", over_seeds, no_signal=unmoved))
 
 # %% tags=["remove-cell"]
 lab.release()  # the real model's run weights: records, hashes and evaluations stay (a later step recomputes them)

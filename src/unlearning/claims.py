@@ -10,7 +10,8 @@ after every chapter): every cell of that page comes from a finding, none is type
 Verdicts (`VERDICTS`): held, partly, did not hold, and cannot tell here, the last always with its
 reason (a metric on a floor for target and oracle alike, say). The rules that decide them live in
 `unlearning.verdicts` (tested there); a chapter passes its results in and records what comes back,
-with the resolution the decision was made at. Guarantees that hold by construction of a rule
+with the differences it decided on and their 95 % intervals (`evidence`) and how those intervals
+were computed (`resolution`: items, resamples, seeds). Guarantees that hold by construction of a rule
 (`Claim.construction`) are checks of the implementation, not findings: the page shows them apart.
 """
 
@@ -102,7 +103,8 @@ class Finding:
     verdict: str
     reason: str
     profile: str
-    resolution: str = ""  # the smallest difference the measurement could see, in words
+    resolution: str = ""  # how the intervals were computed: items, resamples, seeds (or the paper's table)
+    evidence: str = ""    # the differences the verdict decided on, each with its 95 % interval
 
 
 def tally(successes: int, total: int) -> str:
@@ -126,13 +128,13 @@ def check_finding(finding: Finding) -> Finding:
 
 
 def record(key: str, ours: str, verdict, profile: str, reason: str = "", folder: Path | str = FINDINGS,
-           resolution: str = "") -> str:
+           resolution: str = "", evidence: str = "") -> str:
     """Write a chapter's finding about claim `key` to `folder/key.json` and return one line of
     Markdown saying it, for the chapter's verdict paragraph. `verdict` is a verdict string or a
-    `verdicts.Verdict` (its reason and resolution are used)."""
+    `verdicts.Verdict` (its reason, resolution and evidence are used)."""
     if not isinstance(verdict, str):
-        verdict, reason, resolution = verdict.verdict, verdict.reason, verdict.resolution
-    finding = check_finding(Finding(key, ours, verdict, reason, profile, resolution))
+        verdict, reason, resolution, evidence = verdict.verdict, verdict.reason, verdict.resolution, verdict.evidence
+    finding = check_finding(Finding(key, ours, verdict, reason, profile, resolution, evidence))
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     write_text_atomically(folder / f"{key}.json", json.dumps(asdict(finding), indent=1, ensure_ascii=False) + "\n")
@@ -170,7 +172,8 @@ def _cell(text: str) -> str:
 
 def render_page(findings: dict[str, Finding], profile: str) -> str:
     """The "Claims at a glance" page (MyST Markdown): per paper, a table of findings (a row per
-    claim, with the resolution the verdict was decided at) and a short table of the guarantees that
+    claim, with the differences the verdict decided on, their 95 % intervals and how these were
+    computed) and a short table of the guarantees that
     hold by construction, checked."""
     counted = {k: f for k, f in findings.items() if not CLAIM_KEYS[k].construction}
     counts = {v: sum(f.verdict == v for f in counted.values()) for v in VERDICTS}
@@ -178,26 +181,30 @@ def render_page(findings: dict[str, Finding], profile: str) -> str:
         "(claims)=",
         "# Claims at a glance",
         "",
-        f"Every claim of the two papers that this book tests, with the paper's number, ours, the smallest difference "
-        f"our measurement could see and a verdict. Each row was written by the chapter that tests the claim, from its "
+        f"Every claim of the two papers that this book tests, with the paper's number, ours, the differences the "
+        f"verdict decided on with their 95 % intervals (paired over the same evaluation items; how each was computed "
+        f"beside it) and a verdict. Each row was written by the chapter that tests the claim, from its "
         f"own results and a tested decision rule (`unlearning.verdicts`), when this book was built (profile "
         f"**{profile}**); the link leads to the section that shows the evidence. Of {len(counted)} findings: "
         + ", ".join(f"{counts[v]} {v}" for v in VERDICTS) + ".",
         "",
         "Verdicts: " + "; ".join(f"{VERDICT_MARKS[v]} {v}" for v in VERDICTS) + ". \"Cannot tell here\" means the "
-        "experiment has no signal to decide (a metric on a floor for target and oracle alike, or a difference smaller "
-        "than one item, one probe or the sampling interval); the reason is given. Rows marked *beyond the paper* ask "
+        "experiment has no signal to decide (a metric on a floor for target and oracle alike, a difference whose 95 % "
+        "interval covers zero, or a run that did not behave as its paper reports); the reason is given. "
+        "Rows marked *beyond the paper* ask "
         "a question the paper does not; guarantees that hold by construction are checks of the code, listed apart.",
     ]
     for paper, (title, source) in PAPERS.items():
-        lines += ["", f"## {title}", "", f"{source}.", "", "| Claim | Tested on | The paper | Here | Resolution | Verdict |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["", f"## {title}", "", f"{source}.", "",
+                  "| Claim | Tested on | The paper | Here | Our difference (95 % interval) | How | Verdict |",
+                  "|---|---|---|---|---|---|---|"]
         for claim in (c for c in CLAIMS if c.paper == paper and not c.construction):
             f = findings[claim.key]
             verdict = f"{VERDICT_MARKS[f.verdict]} {f.verdict}" + (f": {f.reason}" if f.reason else "")
             statement = claim.statement + (" *(beyond the paper)*" if claim.beyond_paper else "")
             lines.append(f"| {_cell(statement)} | {{ref}}`{claim.setting} <{claim.label}>` | "
-                         f"{_cell(claim.paper_value)} | {_cell(f.ours)} | {_cell(f.resolution or '-')} | {_cell(verdict)} |")
+                         f"{_cell(claim.paper_value)} | {_cell(f.ours)} | {_cell(f.evidence or '-')} | "
+                         f"{_cell(f.resolution or '-')} | {_cell(verdict)} |")
         checks = [c for c in CLAIMS if c.paper == paper and c.construction]
         if checks:
             lines += ["", "Guarantees by construction, checked on every run:", "", "| Guarantee | Tested on | Here | Check |",

@@ -135,7 +135,6 @@ class TimeToQuality:
     fair time to hold one (`trajectory.selected_time`)."""
 
     criterion: Criterion
-    resolution: dict  # one item of each evaluation set, per radar axis (`tofu_item_resolutions`)
     trajectories: dict
     reached: dict
     held: dict
@@ -145,32 +144,57 @@ class TimeToQuality:
         return [{**row, "holds a good model at (s)": self.held[row["method"]]}
                 for row in quality_table(self.trajectories, self.reached)]
 
-
-def tofu_item_resolutions(lab: Lab, benchmark: str, forget_split: str) -> dict[str, float]:
-    """`verdicts.tofu_resolutions` for a TOFU-format benchmark of `lab` (tofu, tofu-real): one item
-    of the forget split, one item of the smallest model-utility set, per radar axis."""
-    from unlearning.verdicts import tofu_resolutions
-
-    return tofu_resolutions(lab.forget_size(benchmark, forget_split), [lab.forget_size(benchmark, s) for s in
-                            ("retain_perturbed", "real_authors_perturbed", "world_facts_perturbed")])
+    def held_step(self, method: str, self_stopping: bool) -> tuple[dict, float] | None:
+        """The point at which `method` holds a good model and the evaluation seconds it paid to find
+        it (`trajectory.selected_time`'s accounting), or None: never."""
+        points = self.trajectories[method]
+        if self_stopping:
+            return (points[-1], 0.0) if self.criterion.met(points[-1]) else None
+        spent = 0.0
+        for point in points[1:]:
+            spent += point.get("eval_seconds", 0.0)
+            if self.criterion.met(point):
+                return point, spent
+        return None
 
 
 def time_to_good_model(lab: Lab, benchmark: str, forget_split: str, records: dict, start: dict, oracle: dict, *,
                        config=None, self_stopping=("MASC",)) -> TimeToQuality:
     """The time to a good model of every run of `records` (method -> record) on a TOFU-format
     benchmark: its trajectory from the start model's metrics `start` through its checkpoints, the
-    criterion from the oracle at one item of each evaluation set, and the fair time (a method in
-    `self_stopping` holds its final model; any other pays for the evaluations that find its good
-    checkpoint)."""
+    criterion from the oracle within the paired interval over the same items (`trajectory.good_model`),
+    and the fair time (a method in `self_stopping` holds its final model; any other pays for the
+    evaluations that find its good checkpoint)."""
     config = config or eval_config(benchmark, forget_split)
-    resolution = tofu_item_resolutions(lab, benchmark, forget_split)
-    criterion = good_model(oracle, resolution)
+    criterion = good_model(oracle, get_benchmark(benchmark).statistics)
     trajectories = {m: trajectory(lab, benchmark, record, start, config=config, oracle=oracle)
                     for m, record in records.items()}
-    return TimeToQuality(criterion, resolution, trajectories,
+    return TimeToQuality(criterion, trajectories,
                          {m: time_to_quality(points, criterion) for m, points in trajectories.items()},
                          {m: selected_time(points, criterion, self_stopping=m in self_stopping)
                           for m, points in trajectories.items()})
+
+
+def record_until(record: dict, step: int, seconds: float) -> dict:
+    """A run's record cut at `step` (its per-step log up to there, `seconds` into the run): the
+    part of a run a checkpoint cost, for `intervals.time_ratio`."""
+    return {"train_seconds": seconds, "probe_seconds": 0.0, "log": record.get("log", [])[:step]}
+
+
+def held_ratios(quality: TimeToQuality, records: dict, baselines, masc: str = "MASC") -> tuple[bool, dict]:
+    """Whether `masc` holds a good model, and each baseline's fair time over MASC's with the
+    interval of both runs' per-step timings (`intervals.time_ratio`; the evaluations a baseline paid
+    to find its checkpoint added as fixed seconds); None where a baseline never held one."""
+    from unlearning.intervals import time_ratio
+
+    mine = quality.held_step(masc, self_stopping=True)
+    masc_part = records[masc] if mine is None else record_until(records[masc], mine[0]["step"], mine[0]["seconds"])
+    ratios = {}
+    for name in baselines:
+        found = quality.held_step(name, self_stopping=False)
+        ratios[name] = None if found is None else time_ratio(
+            record_until(records[name], found[0]["step"], found[0]["seconds"]), masc_part, extra=(found[1], 0.0))
+    return mine is not None, ratios
 
 
 TOFU_COLUMNS = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "forget ROUGE-L", "forget_Q_A_Prob": "forget Prob",
@@ -195,10 +219,11 @@ def flat_tofu_metrics(main, methods) -> dict[str, str]:
     quality unable to tell them apart, model utility alike for the target and the most damaged run."""
     from unlearning.floors import agreeing, separated
 
+    statistics = get_benchmark("tofu").statistics
     damaged = main.loc[list(methods), "model_utility"].idxmin()
-    return {**agreeing(main, {"forget_Q_A_Prob": "forget Prob", "forget_truth_ratio": "truth ratio"}),
+    return {**agreeing(main, {"forget_Q_A_Prob": "forget Prob", "forget_truth_ratio": "truth ratio"}, statistics),
             **separated(main, "forget_quality", "forget quality"),
-            **agreeing(main, {"model_utility": "model utility"}, other=damaged)}
+            **agreeing(main, {"model_utility": "model utility"}, statistics, other=damaged)}
 
 
 def every_number(results, flat: dict, columns=TOFU_COLUMNS, elsewhere: str = ""):
@@ -223,23 +248,24 @@ class TofuVerdicts:
     speed: object           # the paper's question: MASC's run against the baselines' full budgets
     fair: object            # beyond the paper: the time to hold a good model, each paying for finding it
     tradeoff: object        # the radar axes at matched forgetting
-    speedup: float          # the fastest baseline's seconds over MASC's
+    speedup: object         # the fastest baseline's seconds over MASC's (`intervals.Estimate`)
     held: dict              # method -> seconds to hold a good model (None: never)
     axes: dict              # method -> radar axes (baselines at their matched point)
+    differences: dict       # baseline -> radar axis -> MASC minus the baseline (`intervals.Estimate`)
     read_at: dict           # method -> the step its axes were read at
     stopped: bool           # MASC stopped by itself
     speed_text: str         # `verdicts.speed_sentence` of MASC's run against the baselines'
     masc_rouge: float       # MASC's forget ROUGE-L, the level each baseline is matched at
-    resolution: dict        # radar axis -> one item
+    collapse: str = ""      # why MASC's run cannot stand for MASC ("" when it can: `verdicts.collapsed`)
 
     def held_text(self) -> str:
         return ", ".join(f"{k} {'never' if s is None else f'{s:.1f} s'}" for k, s in self.held.items())
 
     def sentences(self) -> dict:
         """The parts of the chapter's conclusion, by the glue name it cites them with."""
-        return {"speed": self.speed_text, "held": self.held_text(), "masc_rouge": self.masc_rouge,
-                "tradeoff": self.tradeoff.reason or self.tradeoff.verdict,
-                "resolution": ", ".join(f"{a} {r:.3f}" for a, r in self.resolution.items())}
+        return {"speed": self.speed_text + (f". {self.collapse}" if self.collapse else ""), "held": self.held_text(),
+                "masc_rouge": self.masc_rouge, "tradeoff": self.tradeoff.reason or self.tradeoff.verdict,
+                "resolution": self.tradeoff.resolution or "no interval (no baseline)"}
 
     def records(self, profile: str) -> str:
         """The three claim rows (`claims.record`), as Markdown."""
@@ -247,7 +273,7 @@ class TofuVerdicts:
 
         mu = ", ".join(f"{b} {a['MU']:.3f}" for b, a in self.axes.items() if b != "MASC")
         return "\n\n".join([
-            record("masc-speed", f"{self.speedup:.1f}x the fastest of the paper's baselines (full budgets), MASC "
+            record("masc-speed", f"{self.speedup.value:.1f}x the fastest of the paper's baselines (full budgets), MASC "
                    f"{'self-stopped' if self.stopped else 'at its cap'}", self.speed, profile),
             record("masc-speed-to-good-model", self.held_text(), self.fair, profile),
             record("masc-tradeoff", f"at matched forgetting, MU {self.axes['MASC']['MU']:.3f} against {mu}",
@@ -260,27 +286,58 @@ class TofuVerdicts:
         return pd.DataFrame(self.axes).T.assign(**{"read at step": list(self.read_at.values())}).round(3).rename_axis(
             "at matched forgetting")
 
+    def differences_table(self):
+        """MASC minus each baseline on every radar axis, with its paired 95 % interval."""
+        import pandas as pd
+
+        return pd.DataFrame({b: {axis: d.text() for axis, d in axes.items()} for b, axes in self.differences.items()}
+                            ).T.rename_axis("MASC minus")
+
+
+def axis_differences(method: dict, other: dict, statistics: dict) -> dict:
+    """`method` minus `other` on each of the MASC paper's radar axes (higher is better), with the
+    paired 95 % interval over the same TOFU items (`intervals.metric_difference`)."""
+    from unlearning.intervals import metric_difference
+    from unlearning.verdicts import AXIS_METRICS
+
+    out = {}
+    for axis, (metric, sign) in AXIS_METRICS.items():
+        d = metric_difference(method, other, statistics[metric])
+        out[axis] = d if sign > 0 else -d
+    return out
+
 
 def tofu_verdicts(main, records: dict, quality: TimeToQuality, baselines, flat: dict) -> TofuVerdicts:
-    """Judge MASC against `baselines` on one split's results (`main`, indexed by method; `records`:
-    method -> run record; `quality`: their time to a good model; `flat`: metrics that cannot move):
-    the speed against the paper's ratio, the fair time to a good model, and the trade-off with each
-    baseline read at the checkpoint that forgets as much as MASC's final model."""
+    """Judge MASC against `baselines` on one split's results (`main`, indexed by method, each row
+    with its per-item scores; `records`: method -> run record; `quality`: their time to a good
+    model; `flat`: metrics that cannot move): the speed against the paper's ratio (each run's
+    timing resampled), the fair time to a good model, and the trade-off with each baseline read at
+    the checkpoint that forgets as much as MASC's final model (paired intervals over the same
+    items). A MASC run whose utility fell below the oracle's carries no speed verdict."""
     from unlearning import verdicts
+    from unlearning.intervals import Estimate, metric_difference, time_ratio
 
     masc, stopped = main.loc["MASC"], bool(records["MASC"]["stopped"])
+    statistics, oracle = quality.criterion.statistics, quality.criterion.oracle
     seconds = main.loc[list(baselines), "seconds"]
     held = {name: quality.held[name] for name in ["MASC", *baselines]}
     matched = {b: verdicts.matched_point(quality.trajectories[b], masc["forget_Q_A_ROUGE"]) for b in baselines}
     axes = {"MASC": verdicts.tofu_axes(masc), **{b: verdicts.tofu_axes(p) for b, p in matched.items()}}
+    differences = {b: axis_differences(masc, p, statistics) for b, p in matched.items()}
+    collapse = verdicts.collapsed(metric_difference(masc, oracle, statistics["model_utility"]))
+    fastest = seconds.idxmin() if len(seconds) else None
+    ratio = (time_ratio(records[fastest], records["MASC"]) if fastest is not None
+             else Estimate(float("nan"), float("nan"), float("nan")))
+    reached, ratios = held_ratios(quality, records, baselines)
     return TofuVerdicts(
-        speed=verdicts.speed_against_paper(masc["seconds"], seconds.to_dict(), "tofu", stopped),
-        fair=verdicts.speed_to_good_model(held["MASC"], {b: held[b] for b in baselines}),
-        tradeoff=verdicts.tofu_tradeoff(axes, quality.resolution, floors=verdicts.axis_floors(flat)),
-        speedup=float((seconds / masc["seconds"]).min()) if len(seconds) else float("nan"), held=held, axes=axes,
+        speed=verdicts.speed_against_paper(ratio, "tofu", stopped, collapse),
+        fair=verdicts.speed_to_good_model(reached, ratios),
+        tradeoff=verdicts.tofu_tradeoff(differences, floors=verdicts.axis_floors(flat), matched=("1-ROUGE-L",),
+                                        collapse=collapse),
+        speedup=ratio, held=held, axes=axes, differences=differences,
         read_at={"MASC": int(masc["steps"]), **{b: int(p["step"]) for b, p in matched.items()}}, stopped=stopped,
-        speed_text=verdicts.speed_sentence(masc["seconds"], int(masc["steps"]), stopped, seconds.to_dict(), "tofu"),
-        masc_rouge=float(masc["forget_Q_A_ROUGE"]), resolution=quality.resolution)
+        speed_text=verdicts.speed_sentence(masc["seconds"], int(masc["steps"]), stopped, seconds.to_dict(), "tofu", ratio),
+        masc_rouge=float(masc["forget_Q_A_ROUGE"]), collapse=collapse)
 
 
 SCALE_COLUMNS = {"parameters": "parameters", "steps": "steps", "seconds": "seconds", "forget_Q_A_ROUGE": "forget ROUGE-L",
@@ -324,42 +381,53 @@ def muse_comparison(lab: Lab, size: str, corpora, methods, rmu_grid: dict):
 
 def flat_muse_metrics(results, corpora) -> dict[str, str]:
     """The MUSE metrics that cannot move here, per corpus: KnowMem forget where the target and the
-    oracle agree, KnowMem retain where the target itself is near zero (`unlearning.floors`)."""
+    oracle cannot be told apart, KnowMem retain where the target itself cannot be told from zero
+    (`unlearning.floors`, paired intervals over the same items)."""
     from unlearning.floors import agreeing, near_level
+    from unlearning.intervals import metric_value
 
     flat = {}
     for corpus in corpora:
-        part = results[results.corpus == corpus].set_index("method")
-        found = {**agreeing(part, {"knowmem_f": "KnowMem forget"}),
-                 **near_level(part.loc["Target", "knowmem_r"], 0.0, "knowmem_r", "KnowMem retain", "zero")}
+        part, statistics = results[results.corpus == corpus].set_index("method"), get_benchmark(corpus).statistics
+        found = {**agreeing(part, {"knowmem_f": "KnowMem forget"}, statistics),
+                 **near_level(metric_value(part.loc["Target"], statistics["knowmem_r"]), 0.0, "knowmem_r",
+                              "KnowMem retain", "zero")}
         for column, reason in found.items():
             flat[column] = (flat[column] + "; " if column in flat else "") + f"{corpus}, {reason}"
     return flat
 
 
-def muse_verdicts(lab: Lab, results, corpora, baselines) -> tuple[list, list[str]]:
-    """Per corpus, whether MASC removed verbatim memorisation like the baselines
-    (`verdicts.verbatim_removed`: VerbMem at most the oracle's plus one continuation, KnowMem retain
-    no lower than the baselines' median by more than one question), and the sentence that says
-    what it measured. Returns (verdicts, sentences)."""
+def muse_case(part, corpus: str, method: str = "MASC"):
+    """`verdicts.verbatim_removed` for `method` on one corpus's rows (`part`, indexed by method):
+    the target's memorisation beyond the oracle, what the method removed, what is left above the
+    oracle (VerbMem, paired intervals over the same continuations)."""
     from unlearning import verdicts
+    from unlearning.intervals import metric_difference
 
+    verbmem = get_benchmark(corpus).statistics["verbmem_f"]
+    t, m, o = part.loc["Target"], part.loc[method], part.loc["Oracle"]
+    return verdicts.verbatim_removed(metric_difference(t, o, verbmem), metric_difference(t, m, verbmem),
+                                     metric_difference(m, o, verbmem))
+
+
+def muse_verdicts(lab: Lab, results, corpora, baselines) -> tuple[list, list[str]]:
+    """Per corpus, whether MASC removed verbatim memorisation as the claim is registered
+    (`muse_case`: VerbMem forget down to the oracle's, within the paired interval), and the
+    sentence that says what it measured (KnowMem and PrivLeak shown, not judged). Returns
+    (verdicts, sentences)."""
     cases, lines = [], []
     for corpus in corpora:
         part = results[results.corpus == corpus].set_index("method")
         m, t, o, base = part.loc["MASC"], part.loc["Target"], part.loc["Oracle"], part.loc[list(baselines)]
-        resolution = verdicts.item_resolution(lab.forget_size(corpus, "verbmem/forget"))
-        cases.append(verdicts.verbatim_removed(t["verbmem_f"], m["verbmem_f"], o["verbmem_f"], resolution, m["knowmem_r"],
-                                               list(base["knowmem_r"]),
-                                               verdicts.item_resolution(lab.forget_size(corpus, "knowmem/retain_qa"))))
+        cases.append(muse_case(part, corpus))
         lines.append(
             f"On {corpus}, MASC took {m['seconds']:.1f} s ({int(m['steps'])} steps) against {base['seconds'].min():.1f}-"
             f"{base['seconds'].max():.1f} s for the baselines; VerbMem {t['verbmem_f']:.2f} → {m['verbmem_f']:.2f} "
-            f"(oracle {o['verbmem_f']:.2f}; one item {resolution:.3f}), KnowMem forget {t['knowmem_f']:.2f} → "
+            f"(oracle {o['verbmem_f']:.2f}), KnowMem forget {t['knowmem_f']:.2f} → "
             f"{m['knowmem_f']:.2f} (oracle {o['knowmem_f']:.2f}), KnowMem retain {t['knowmem_r']:.2f} → "
             f"{m['knowmem_r']:.2f} (baselines {', '.join(f'{v:.2f}' for v in base['knowmem_r'])}), PrivLeak "
             f"{t['privleak']:.0f} → {m['privleak']:.0f}: {cases[-1].verdict}"
-            + (f" ({cases[-1].reason})" if cases[-1].reason else "") + ".")
+            + (f" ({cases[-1].reason})" if cases[-1].reason else "") + f" [{cases[-1].evidence}].")
     return cases, lines
 
 
@@ -396,44 +464,81 @@ def scale_comparison(lab: Lab, sizes, methods, forget_split: str, recipe: str = 
     return pd.DataFrame(rows)
 
 
+def size_steps(rows, statistic) -> tuple:
+    """`statistic` of the largest size minus the smallest's, and of each size minus the one below,
+    for rows of one model kind in size order (each with its per-item scores): paired intervals, the
+    sizes being evaluated on the same items. Returns (net, steps)."""
+    from unlearning.intervals import metric_difference
+
+    rows = list(rows)
+    steps = [metric_difference(b, a, statistic) for a, b in zip(rows, rows[1:])]
+    return (metric_difference(rows[-1], rows[0], statistic) if len(rows) > 1 else None), steps
+
+
 @dataclass
 class ScaleVerdicts:
-    """The scale study's claim judged on `scale_comparison`'s results (`verdicts.scale_invariant`)."""
+    """The scale study's claim judged on `scale_comparison`'s results (`verdicts.scale_invariant`):
+    paired intervals over the same TOFU items, which every size is evaluated on."""
 
     results: object
     methods: list
-    resolution: float    # one forget item
+    metric: str = "forget_Q_A_ROUGE"
     verdict: object = field(init=False)
+    removals: dict = field(init=False)
+    gap_changes: dict = field(init=False)
+    utility: object = field(init=False)
 
     def __post_init__(self):
         from unlearning import verdicts
+        from unlearning.intervals import bootstrap, items_of, metric_difference
 
-        masc = self._rows("MASC")
-        self.verdict = verdicts.scale_invariant(list(masc.forget_Q_A_ROUGE), list(self._rows("Oracle").forget_Q_A_ROUGE),
-                                                list(masc.model_utility), self.resolution)
+        stats = get_benchmark("tofu").statistics
+        forget, mu = stats[self.metric], stats["model_utility"]
+        masc, target, oracle = (list(self._rows(m).iterrows()) for m in ("MASC", "Target", "Oracle"))
+        sizes = [str(row["size"]) for _, row in masc]
+        self.removals = {s: metric_difference(t, m, forget) for s, (_, t), (_, m) in zip(sizes, target, masc)}
+        pairs = list(zip(range(len(sizes)), range(1, len(sizes))))
+        if len(sizes) > 2:
+            pairs.append((0, len(sizes) - 1))
+        self.gap_changes = {}
+        for i, j in pairs:
+            models = {"m_i": items_of(masc[i][1]), "o_i": items_of(oracle[i][1]), "m_j": items_of(masc[j][1]),
+                      "o_j": items_of(oracle[j][1])}
+            self.gap_changes[f"{sizes[i]}→{sizes[j]}"] = bootstrap(
+                models, lambda x: (forget(x["m_j"]) - forget(x["o_j"])) - (forget(x["m_i"]) - forget(x["o_i"])))
+        net, steps = size_steps((row for _, row in masc), mu) if masc else (None, [])
+        self.utility = (verdicts.grows_with_size(net, steps) if net is not None
+                        else verdicts.Verdict("cannot tell here", "one model size in this profile"))
+        collapses = [verdicts.collapsed(metric_difference(m, o, mu), f"MASC at size {s}")
+                     for s, (_, m), (_, o) in zip(sizes, masc, oracle)]
+        floor = ("MASC's forget ROUGE-L is zero at every size: flat by the metric's floor, not by the method"
+                 if masc and all(float(m[self.metric]) <= 0 for _, m in masc) else "")
+        self.verdict = verdicts.scale_invariant(self.removals, self.gap_changes, self.utility, floor,
+                                                "; ".join(c for c in collapses if c))
 
     def _rows(self, method: str):
         return self.results[self.results.method == method]
 
     def sentences(self) -> dict:
         """The parts of the chapter's conclusion, by the glue name it cites them with."""
-        from unlearning.verdicts import value_range
-
         part = self.results[self.results.method.isin(self.methods)].groupby("method", sort=False)
-        return {"runs": "; ".join(f"{method}: forget ROUGE-L {' / '.join(f'{v:.2f}' for v in rows.forget_Q_A_ROUGE)} "
-                                  f"(spread {value_range(rows.forget_Q_A_ROUGE):.2f} across sizes), model utility "
-                                  f"{' / '.join(f'{v:.2f}' for v in rows.model_utility)}" for method, rows in part),
-                "oracle_spread": value_range(self._rows("Oracle").forget_Q_A_ROUGE), "resolution": self.resolution,
+        oracle = self._rows("Oracle")
+        return {"runs": "; ".join(f"{method}: forget ROUGE-L {' / '.join(f'{v:.2f}' for v in rows[self.metric])}, model "
+                                  f"utility {' / '.join(f'{v:.2f}' for v in rows.model_utility)}" for method, rows in part),
+                "oracles": " / ".join(f"{v:.2f}" for v in oracle[self.metric]),
+                "removed": ", ".join(f"{s} {e.text()}" for s, e in self.removals.items()),
+                "gaps": ", ".join(f"{p} {e.text()}" for p, e in self.gap_changes.items()) or "one size",
+                "utility": self.utility.evidence or self.utility.reason,
+                "resolution": self.verdict.resolution or "no interval",
                 "verdict": self.verdict.verdict + (f" ({self.verdict.reason})" if self.verdict.reason else "")}
 
     def records(self, profile: str) -> str:
         """The claim row (`claims.record`), as Markdown."""
         from unlearning.claims import record
-        from unlearning.verdicts import value_range
 
         masc = self._rows("MASC")
-        return record("masc-scale-invariant", f"MASC forget ROUGE-L spread {value_range(masc.forget_Q_A_ROUGE):.2f} "
-                      f"across sizes (oracles {value_range(self._rows('Oracle').forget_Q_A_ROUGE):.2f}); utility "
+        return record("masc-scale-invariant", f"MASC forget ROUGE-L {' / '.join(f'{v:.2f}' for v in masc[self.metric])} "
+                      f"(oracles {' / '.join(f'{v:.2f}' for v in self._rows('Oracle')[self.metric])}); utility "
                       f"{' / '.join(f'{v:.2f}' for v in masc.model_utility)}", self.verdict, profile)
 
 
@@ -459,12 +564,13 @@ def quantized_results(lab: Lab, benchmark: str, folders: dict, codes, config, or
 @dataclass
 class QuantizationCheck:
     """What 4-bit rounding did to each unlearned model against the controls (the target and the
-    oracle, which nobody unlearned): `verdicts.survives_quantization` per model and code."""
+    oracle, which nobody unlearned): `verdicts.survives_quantization` per model and code, every
+    difference with its paired interval over the same items."""
 
     changes: dict   # name -> code -> change of the forget metric (positive: knowledge coming back)
-    control: dict   # code -> the larger change of the two controls (what rounding does on its own)
+    control: dict   # code -> the larger *rise* of the two controls, 0 when both fall (signed)
     cases: dict     # unlearned name -> code -> Verdict
-    resolution: float
+    utility: dict   # name -> code -> (model utility in full precision, after the code)
 
     SAID = {"held": "its forgetting survives", "did not hold": "knowledge comes back", "cannot tell here": "cannot tell"}
 
@@ -483,25 +589,58 @@ class QuantizationCheck:
         from unlearning.claims import record
 
         codes = self.cases[method]
-        return record("masc-quantization", f"{method}'s forget ROUGE-L after 4-bit: {self.moves(method)} (controls "
-                      + ", ".join(f"{c.upper()} ±{self.control[c]:.2f}" for c in codes) + ")",
+        return record("masc-quantization", f"{method}'s forget ROUGE-L after 4-bit: {self.moves(method)} (controls rise "
+                      + ", ".join(f"{c.upper()} {self.control[c]:+.2f}" for c in codes) + ")",
                       verdicts.combine(list(codes.values()), [c.upper() for c in codes]), profile)
 
 
-def quantization_check(results, codes, resolution: float, key: str = "forget_Q_A_ROUGE",
-                       controls=("Target", "Oracle")) -> QuantizationCheck:
-    """Judge every model of `results` (`quantized_results`) but the controls: its forget metric
-    `key` after each code against full precision, at the larger of one item (`resolution`) and
-    what rounding moves the controls by."""
-    from unlearning import verdicts
+def _recovery(statistic, controls):
+    """The statistic of a recovery over models named u (unlearned), qu (its 4-bit copy) and each
+    control c and its copy qc: u's rise minus the largest control rise where a control rises."""
+    import numpy as np
 
-    full = {m: float(part.set_index("precision").loc["fp32", key]) for m, part in results.groupby("method", sort=False)}
-    changes = {m: {c: float(part.set_index("precision").loc[c, key]) - full[m] for c in codes}
-               for m, part in results.groupby("method", sort=False)}
-    control = {c: max(abs(changes[m][c]) for m in controls) for c in codes}
-    cases = {m: {c: verdicts.survives_quantization(full[m], full[m] + changes[m][c], full[controls[0]], resolution,
-                                                   control[c]) for c in codes} for m in changes if m not in controls}
-    return QuantizationCheck(changes, control, cases, resolution)
+    def recovery(x):
+        control = np.maximum.reduce([np.zeros_like(statistic(x["u"]))] + [statistic(x[f"q{c}"]) - statistic(x[c])
+                                                                          for c in controls])
+        return statistic(x["qu"]) - statistic(x["u"]) - control
+    return recovery
+
+
+def quantization_check(results, codes, key: str = "forget_Q_A_ROUGE", controls=("Target", "Oracle"),
+                       benchmark: str = "tofu") -> QuantizationCheck:
+    """Judge every model of `results` (`quantized_results`, each row with its per-item scores) but
+    the controls, per code (`verdicts.survives_quantization`): what unlearning removed in full
+    precision (target - model), the model's rise under the code beyond the controls' rise (signed:
+    a control that falls excuses nothing), and what is still forgotten after the code (quantized
+    target - quantized model), each a paired interval over the same items; model utility after
+    the code is shown with the reason."""
+    from unlearning import verdicts
+    from unlearning.intervals import bootstrap, items_of, metric_difference
+
+    statistic = get_benchmark(benchmark).statistics[key]
+    rows = {m: part.set_index("precision") for m, part in results.groupby("method", sort=False)}
+    full = {m: float(r.loc["fp32", key]) for m, r in rows.items()}
+    changes = {m: {c: float(r.loc[c, key]) - full[m] for c in codes} for m, r in rows.items()}
+    control = {c: max(0.0, *(changes[m][c] for m in controls)) for c in codes}
+    utility = {m: {c: (float(r.loc["fp32", "model_utility"]), float(r.loc[c, "model_utility"])) for c in codes}
+               for m, r in rows.items() if "model_utility" in r.columns}
+    target = controls[0]
+    cases = {}
+    for m in rows:
+        if m in controls:
+            continue
+        cases[m] = {}
+        for c in codes:
+            models = {"u": items_of(rows[m].loc["fp32"]), "qu": items_of(rows[m].loc[c]),
+                      **{k: items_of(rows[k].loc["fp32"]) for k in controls},
+                      **{f"q{k}": items_of(rows[k].loc[c]) for k in controls}}
+            shown = (f"model utility {utility[m][c][0]:.3f} → {utility[m][c][1]:.3f} after {c.upper()}"
+                     if m in utility else "")
+            cases[m][c] = verdicts.survives_quantization(
+                metric_difference(rows[target].loc["fp32"], rows[m].loc["fp32"], statistic),
+                bootstrap(models, _recovery(statistic, controls)),
+                metric_difference(rows[target].loc[c], rows[m].loc[c], statistic), shown)
+    return QuantizationCheck(changes, control, cases, utility)
 
 
 def small_update_run(lab: Lab, target: str, forget_split: str, share: float) -> dict:

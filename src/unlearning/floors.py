@@ -6,43 +6,48 @@ signal"): the target and the retain-only oracle score the same, or the target al
 chance. The chapters mark such columns instead of reading noise as a result, and point to the
 real-model chapter where the same metric has signal.
 
-Three tests, each returning `{column: reason}` for the columns that fail it:
-- `agreeing`: target and oracle within `tolerance` of each other (the metric cannot see what the
-  oracle never learned);
-- `separated`: a p-value of target against oracle (TOFU's forget quality) above `alpha` (the KS
-  test cannot tell them apart);
-- `near_level`: the target within `tolerance` of a level (chance accuracy, zero);
-- `below`: the target under a bar it must clear for the metric to mean anything (RWKU: the
-  model must recall at least half of its forget probes).
+Three tests, each returning `{column: reason}` for the columns that fail it, each at the 95 % of
+every interval of the book (`unlearning.intervals`; no tolerance is typed here):
+- `agreeing`: the paired interval of target minus oracle over the same items covers zero (the
+  metric cannot see what the oracle never learned);
+- `separated`: a p-value of target against oracle (TOFU's forget quality) above `intervals.ALPHA`
+  (the KS test cannot tell them apart);
+- `near_level`: the target's interval covers a level (chance accuracy, zero recall).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
+from unlearning.intervals import ALPHA, Estimate, metric_difference
+
 FLAT_MARK = " ‡"
-RECALL_BAR = 0.5  # RWKU: a forget level means something only if the target recalls at least half its probes
-SIGNAL_ALPHA = 0.01  # a real-model comparison needs the target's forget quality (KS p-value) below this
 
 
-def agreeing(table: pd.DataFrame, columns: dict[str, str], target: str = "Target", other: str = "Oracle",
-             tolerance: float = 0.05) -> dict[str, str]:
+def agreeing(table: pd.DataFrame, columns: dict[str, str], statistics: Mapping, target: str = "Target",
+             other: str = "Oracle") -> dict[str, str]:
     """Columns (`{column: label}`) where the rows `target` and `other` of `table` (indexed by
-    model name) differ by at most `tolerance`: a forget metric on which the target and the
-    retain-only oracle agree cannot see what the oracle never learned; a utility metric on which
-    the target and the most damaged model agree cannot see damage."""
+    model name, each with its per-item scores) cannot be told apart: the paired 95 % interval of
+    their difference over the same items (`statistics[column]`, the benchmark's) covers zero. A
+    forget metric on which the target and the retain-only oracle agree cannot see what the oracle
+    never learned; a utility metric on which the target and the most damaged model agree cannot
+    see damage. A row without items (a diverged run) tells nothing either way and flags nothing."""
     reasons = {}
     for column, label in columns.items():
-        a, b = float(table.loc[target, column]), float(table.loc[other, column])
-        if abs(a - b) <= tolerance:
-            reasons[column] = (f"{label}: {target} {a:.3f} and {other} {b:.3f} agree within {tolerance:g}, so it cannot "
-                               f"tell them apart here")
+        d = metric_difference(table.loc[target], table.loc[other], statistics[column])
+        if d.value == d.value and not d.resolved:
+            reasons[column] = (f"{label}: {target} {float(table.loc[target, column]):.3f} and {other} "
+                               f"{float(table.loc[other, column]):.3f} cannot be told apart (difference {d.text()}, "
+                               f"95 % paired interval), so it cannot tell them apart here")
     return reasons
 
 
-def separated(table: pd.DataFrame, column: str, label: str, target: str = "Target", alpha: float = 0.05) -> dict[str, str]:
+def separated(table: pd.DataFrame, column: str, label: str, target: str = "Target", alpha: float = ALPHA) -> dict[str, str]:
     """`{column: reason}` when the target's p-value against the oracle is above `alpha` (TOFU's
-    forget quality: the KS test does not separate target from oracle, so every model scores high)."""
+    forget quality: the KS test does not separate target from oracle, so every model scores high);
+    `alpha` is every interval's level (`intervals.ALPHA`)."""
     p = float(table.loc[target, column])
     if p > alpha:
         return {column: f"{label}: the target's own p-value is {p:.2g} > {alpha:g}; the test cannot tell the target "
@@ -50,19 +55,12 @@ def separated(table: pd.DataFrame, column: str, label: str, target: str = "Targe
     return {}
 
 
-def near_level(value: float, level: float, column: str, label: str, what: str, tolerance: float = 0.05) -> dict[str, str]:
-    """`{column: reason}` when the target's `value` lies within `tolerance` of `level` (`what`
-    names the level, e.g. "chance")."""
-    if abs(float(value) - float(level)) <= tolerance:
-        return {column: f"{label}: the target scores {float(value):.3f}, within {tolerance:.3g} of {what} "
+def near_level(value: Estimate, level: float, column: str, label: str, what: str) -> dict[str, str]:
+    """`{column: reason}` when the target's `value` (with its 95 % interval over its items) cannot
+    be told from `level` (`what` names the level, e.g. "chance", "zero"): the interval covers it."""
+    if value.value == value.value and not value.above(level) and not value.below(level):
+        return {column: f"{label}: the target scores {value.text(3, signed=False)}, an interval that covers {what} "
                         f"({float(level):.3g}), so it cannot move on this profile"}
-    return {}
-
-
-def below(value: float, bar: float, column: str, label: str, what: str) -> dict[str, str]:
-    """`{column: reason}` when the target's `value` is under `bar` (`what` says why the bar)."""
-    if float(value) < float(bar):
-        return {column: f"{label}: the target scores {float(value):.3f} < {float(bar):g} ({what})"}
     return {}
 
 

@@ -216,9 +216,9 @@ def plot_time_to_quality(trajectories: dict[str, Sequence[dict]], oracle: dict, 
         ax.axhline(max(oracle[key], 1e-12) if log else oracle[key], color=method_color("Oracle"), linestyle="--",
                    linewidth=1.2, label="Oracle")
         if key == criterion.forget_metric:
-            ax.axhspan(0, criterion.level + criterion.tolerance, color="#CFE8D8", alpha=0.5, zorder=0)
+            ax.axhspan(0, criterion.level, color="#CFE8D8", alpha=0.5, zorder=0)
         if key == criterion.utility_metric:
-            ax.axhline(criterion.floor, color="#B22222", linestyle=":", linewidth=1.2, label="utility floor")
+            ax.axhline(criterion.floor, color="#B22222", linestyle=":", linewidth=1.2, label="oracle utility")
         if log:
             ax.set_yscale("log")
         ax.set_xlabel("seconds into the run")

@@ -356,7 +356,8 @@ RMU_GRID = {"steering": (1.0, 4.0, 16.0), "alpha": (100.0, 1200.0), "lr_multiple
 @dataclass(frozen=True)
 class Tuned:
     """The outcome of a hyper-parameter search: the chosen `hparams` and `protocol` (its learning
-    rate), every grid point's metrics (`rows`, with `chosen` marked) and the choice rule in words."""
+    rate), every grid point's metrics (`rows`, with `chosen` marked and its per-item scores under
+    `items`) and the choice rule in words."""
 
     hparams: dict
     protocol: Protocol
@@ -374,7 +375,8 @@ class Tuned:
 
         from unlearning.plotting import DIVERGED
 
-        return pd.DataFrame(self.rows).style.format(precision=3, na_rep=DIVERGED).format({"lr": "{:g}"}, na_rep=DIVERGED)
+        frame = pd.DataFrame(self.rows).drop(columns="items", errors="ignore")  # per-item scores: for intervals only
+        return frame.style.format(precision=3, na_rep=DIVERGED).format({"lr": "{:g}"}, na_rep=DIVERGED)
 
 
 def tofu_run(lab: Lab, method: str, target: str, forget_split: str, *, tuned: "Tuned | None" = None,
@@ -417,7 +419,8 @@ def tune_rmu(lab: Lab, benchmark: str, model: str, protocol: Protocol = Protocol
                 settings.append((hparams, run_protocol))
                 rows.append({"steering x norm": float(steering), "alpha": float(alpha), "lr": run_protocol.lr,
                              forget_metric: metrics[forget_metric], retain_metric: metrics[retain_metric],
-                             "eligible": bool(metrics[retain_metric] >= floor), "chosen": False})
+                             "eligible": bool(metrics[retain_metric] >= floor), "chosen": False,
+                             "items": metrics.get("items")})
     eligible = [i for i, row in enumerate(rows) if row["eligible"]]
     best = (min(eligible, key=lambda i: rows[i][forget_metric]) if eligible
             else max(range(len(rows)), key=lambda i: rows[i][retain_metric]))

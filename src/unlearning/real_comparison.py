@@ -6,14 +6,14 @@ chapter 14 runs it on SmolLM2-135M-Instruct fine-tuned on TOFU-format data:
 - `real_comparison`: every method's paper recipe (RMU tuned under the book's protocol), evaluated
   against the retain-only oracle, MASC again with other seeds;
 - `real_signals`: whether the metrics can say anything here (`verdicts.real_tofu_signals`);
-- `real_verdicts`: the speed, trade-off and 4-bit claims, judged at the larger of one item and
-  MASC's range over its seeds.
+- `real_verdicts`: the speed, trade-off and 4-bit claims, every difference with its paired 95 %
+  interval over the same items, widened by MASC's spread over its seeds.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from unlearning import verdicts
 from unlearning.benchmarks import get_benchmark
@@ -59,6 +59,7 @@ class RealComparison:
     stopped: bool         # every MASC run stopped by itself
     learning: dict        # learned model name (the target's, the oracle's) -> its learning.json
     tuned: object = None  # RMU's tuning (`protocol.Tuned`) when RMU ran
+    reseeded: dict = field(default_factory=dict)  # seed -> MASC's run record with that seed (seed 0: `runs`)
 
     def learned(self):
         """The target's and the oracle's recipe, training time, final loss and gates, a column each."""
@@ -106,24 +107,35 @@ def real_comparison(lab: Lab, size: str, forget_split: str, methods, config, *, 
             for seed, r in reseeded.items()]).drop(columns="method", errors="ignore").set_index("seed")
     stopped = "MASC" in runs and all(r["stopped"] for r in [runs["MASC"], *reseeded.values()])
     learning = {name: json.loads((lab.model(name) / "learning.json").read_text()) for name in (target, oracle_name)}
-    return RealComparison(target, oracle_name, results, runs, masc, bool(stopped), learning, tuned)
+    return RealComparison(target, oracle_name, results, runs, masc, bool(stopped), learning, tuned, reseeded)
 
 
-def real_signals(comparison: RealComparison, methods, utility_resolution: float):
-    """`verdicts.real_tofu_signals` on one comparison, the most damaged model among the methods and
-    the RMU grid's runs (a run the rule rejected counts: it shows whether model utility moves at all
-    when a model breaks). A row per check."""
+def real_signals(comparison: RealComparison, methods, forget_items: int):
+    """`verdicts.real_tofu_signals` on one comparison: the target's paraphrase accuracies from its
+    learning gates (a binomial 95 % interval over its `forget_items` questions, never narrower than
+    one question), and model utility of the target minus the most damaged model among the methods
+    (paired interval over the same items; RMU's grid runs, which the rule rejected, count too when
+    their evaluations hold items). A row per check."""
     import pandas as pd
 
-    results, learning = comparison.results, comparison.learning
-    damaged = {m: results.loc[m, "model_utility"] for m in methods}
+    from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE
+    from unlearning.intervals import binomial_half_width, floored, from_table, items_of, metric_difference
+
+    results, gates = comparison.results, comparison.learning[comparison.target]["gates"]
+    paraphrase = {}
+    for key, words in (("forget_paraphrased_question_accuracy", "paraphrased-question"),
+                       ("forget_paraphrase_accuracy", "fully paraphrased")):
+        acc = float(gates[key])
+        paraphrase[words] = floored(from_table(acc, binomial_half_width(acc, forget_items, paired=False),
+                                               f"binomial over {forget_items} questions"), 1 / forget_items)
+    candidates = {m: results.loc[m] for m in methods}
     if comparison.tuned is not None:
-        damaged.update({f"RMU grid, c = {r['steering x norm']:g} x norm": r["model_utility"] for r in comparison.tuned.rows})
-    collapsed = min(damaged, key=damaged.get)
-    return pd.DataFrame(verdicts.real_tofu_signals(
-        results.loc["Target", "forget_quality"], learning[comparison.target]["gates"],
-        learning[comparison.oracle]["gates"], results.loc["Target", "model_utility"] - damaged[collapsed], collapsed,
-        utility_resolution)).set_index("check")
+        candidates.update({f"RMU grid, c = {r['steering x norm']:g} x norm": r for r in comparison.tuned.rows
+                           if items_of(r) is not None})
+    damaged = min(candidates, key=lambda m: float(candidates[m]["model_utility"]))
+    drop = metric_difference(results.loc["Target"], candidates[damaged], get_benchmark("tofu-real").statistics["model_utility"])
+    return pd.DataFrame(verdicts.real_tofu_signals(results.loc["Target", "forget_quality"], paraphrase, PARAPHRASE_CHANCE,
+                                                   drop, damaged)).set_index("check")
 
 
 @dataclass
@@ -135,18 +147,19 @@ class RealVerdicts:
     quantization: verdicts.Verdict
     by_code: dict         # 4-bit code -> MASC's Verdict
     axes: dict            # method -> radar axes of its final model
-    judged_at: dict       # radar axis -> the smallest difference the comparison resolves
-    judged_as: str        # what that resolution is
-    speedup: float        # the fastest baseline's seconds over MASC's slowest seed
+    differences: dict     # baseline -> radar axis -> MASC minus the baseline (`intervals.Estimate`)
+    speedup: object       # the fastest baseline's seconds over MASC's slowest seed (`intervals.Estimate`)
     masc_seconds: float
+    collapse: str = ""
 
     def speed_text(self, comparison: RealComparison, baselines) -> str:
         """`verdicts.speed_sentence` for MASC's slowest seed, with the span of its seeds' times."""
         seconds, results = comparison.seeds["seconds"], comparison.results
         return verdicts.speed_sentence(self.masc_seconds, int(results.loc["MASC", "steps"]), comparison.stopped,
-                                       results.loc[list(baselines), "seconds"].to_dict(), "tofu", digits=0) + (
+                                       results.loc[list(baselines), "seconds"].to_dict(), "tofu", self.speedup,
+                                       digits=0) + (
             f" (MASC's slowest of {len(seconds)} seeds, which took {seconds.min():.0f}-{seconds.max():.0f} s)"
-            if len(seconds) > 1 else "")
+            if len(seconds) > 1 else "") + (f". {self.collapse}" if self.collapse else "")
 
     def sentences(self, comparison: RealComparison, baselines, signals) -> dict[str, str]:
         """The parts of the chapter's conclusion, by the glue name it cites them with."""
@@ -154,51 +167,85 @@ class RealVerdicts:
         return {"signal": "Every signal is there." if signals["holds"].all() else
                 "Not every signal is there (table above): read the comparisons below with that in mind.",
                 "speed": self.speed_text(comparison, baselines),
-                "ties": ", ".join(f"{a} {r:.3f}" for a, r in self.judged_at.items()),
-                "tradeoff": self.tradeoff.reason or self.tradeoff.verdict, "judged_as": self.judged_as,
+                "ties": self.tradeoff.evidence or "no baseline",
+                "tradeoff": self.tradeoff.reason or self.tradeoff.verdict,
+                "judged_as": self.tradeoff.resolution or "no interval",
                 "rouge": " → ".join(f"{results.loc[k, 'forget_Q_A_ROUGE']:.2f} ({k})"
                                     for k in ("Target", "MASC", "Oracle")),
                 "four_bit": "; ".join(f"{c.upper()} {v.verdict} ({v.reason})" for c, v in self.by_code.items())
                 or "not run"}
 
+    def differences_table(self):
+        """MASC minus each baseline on every radar axis, with its 95 % interval."""
+        import pandas as pd
+
+        return pd.DataFrame({b: {a: d.text() for a, d in axes.items()} for b, axes in self.differences.items()}
+                            ).T.rename_axis("MASC minus")
+
     def records(self, comparison: RealComparison, check, profile: str) -> str:
         """The three claim rows (`claims.record`), as Markdown."""
         seeds = len(comparison.seeds)
-        speed = (f"{self.speedup:.1f}x the fastest of the paper's baselines, MASC "
+        speed = (f"{self.speedup.value:.1f}x the fastest of the paper's baselines, MASC "
                  f"{'self-stopped' if comparison.stopped else 'at its cap'}"
                  + (f" (its slowest of {seeds} seeds)" if seeds > 1 else "")) if len(self.axes) > 1 else "-"
         tradeoff = (f"MU {self.axes['MASC']['MU']:.3f} against "
                     + ", ".join(f"{b} {a['MU']:.3f}" for b, a in self.axes.items() if b != "MASC")) if len(self.axes) > 1 else "-"
         quantized = f"MASC's forget ROUGE-L after 4-bit: {check.moves('MASC')}" if self.by_code else "-"
         return "\n\n".join([record("masc-speed-real", speed, self.speed, profile),
-                            record("masc-tradeoff-real", tradeoff, self.tradeoff, profile),
-                            record("masc-quantization-real", quantized, self.quantization, profile)])
+                             record("masc-tradeoff-real", tradeoff, self.tradeoff, profile),
+                             record("masc-quantization-real", quantized, self.quantization, profile)])
 
 
-def real_verdicts(comparison: RealComparison, baselines, signals, resolution: dict, check) -> RealVerdicts:
+def seeded_differences(comparison: RealComparison, baselines) -> dict:
+    """MASC minus each baseline on the radar axes (`comparison.axis_differences`): with several
+    MASC seeds, of MASC's items averaged over its seeds, widened by the spread of each axis over
+    the seeds (a baseline run once borrows MASC's spread; `intervals.with_seeds`)."""
+    from unlearning.comparison import axis_differences
+    from unlearning.intervals import mean_items, with_seeds
+
+    results, seeds = comparison.results, comparison.seeds
+    statistics = get_benchmark("tofu-real").statistics
+    masc = results.loc["MASC"]
+    if len(seeds) > 1:
+        masc = {"items": mean_items(list(seeds["items"]))}
+    per_seed = [verdicts.tofu_axes(row) for _, row in seeds.iterrows()] if len(seeds) > 1 else []
+    out = {}
+    for b in baselines:
+        d = axis_differences(masc, results.loc[b], statistics)
+        if per_seed:
+            other = verdicts.tofu_axes(results.loc[b])
+            d = {a: with_seeds(e, [x[a] for x in per_seed], [other[a]]) for a, e in d.items()}
+        out[b] = d
+    return out
+
+
+def real_verdicts(comparison: RealComparison, baselines, signals, check) -> RealVerdicts:
     """Judge MASC against `baselines` (the paper's, final models against final models, as its
-    radar): its slowest seed against each baseline's one run (a ratio within MASC's own relative
-    range of times cannot tell), the four axes at the larger of one item (`resolution`) and MASC's
-    range over its seeds (MU left out when a `signals` check failed), and the 4-bit `check`
-    (`comparison.quantization_check`) of its forget ROUGE-L."""
+    radar): its slowest seed's time against the fastest baseline's one run (each run's steps
+    resampled, `intervals.time_ratio`), the four axes as paired differences over the same items
+    widened by MASC's seed spread (`seeded_differences`; MU left out when a `signals` check
+    failed), and the 4-bit `check` (`comparison.quantization_check`) of its forget ROUGE-L. A MASC
+    run whose utility is below the oracle's beyond the interval carries no speed verdict."""
+    from unlearning.intervals import Estimate, metric_difference, time_ratio
+
     results, seeds = comparison.results, comparison.seeds
     masc_seconds = float(seeds["seconds"].max())
     base_seconds = results.loc[list(baselines), "seconds"]
-    timing = verdicts.value_range(seeds["seconds"]) / seeds["seconds"].min()
+    slowest = int(seeds["seconds"].idxmax())
+    masc_record = comparison.runs["MASC"] if slowest == 0 else comparison.reseeded[slowest]
+    ratio = (time_ratio(comparison.runs[base_seconds.idxmin()], masc_record) if len(base_seconds)
+             else Estimate(float("nan"), float("nan"), float("nan")))
     failed = signals.index[~signals["holds"].astype(bool)]
     missing = {"MU": "a signal is missing, this check failed: " + "; ".join(failed)} if len(failed) else {}
     axes = {name: verdicts.tofu_axes(results.loc[name]) for name in ["MASC", *baselines]}
-    if len(seeds) > 1:
-        judged_at = verdicts.seed_resolution(resolution, [verdicts.tofu_axes(row) for _, row in seeds.iterrows()])
-        judged_as = f"the larger of one item and MASC's range over {len(seeds)} seeds"
-    else:
-        judged_at, judged_as = resolution, "one item"
+    differences = seeded_differences(comparison, baselines)
+    collapse = verdicts.collapsed(metric_difference(results.loc["MASC"], results.loc["Oracle"],
+                                                    get_benchmark("tofu-real").statistics["model_utility"]))
     by_code = check.cases.get("MASC", {})
     quantization = (verdicts.combine(list(by_code.values()), [c.upper() for c in by_code]) if by_code else
                     verdicts.Verdict(CANNOT_TELL, "MASC is not among this profile's 4-bit models"))
     return RealVerdicts(
-        speed=verdicts.speed_against_paper(masc_seconds, base_seconds.to_dict(), "tofu", comparison.stopped, timing),
-        tradeoff=verdicts.tofu_tradeoff(axes, judged_at, floors=missing, resolution_kind=judged_as),
-        quantization=quantization, by_code=by_code, axes=axes, judged_at=judged_at, judged_as=judged_as,
-        speedup=float((base_seconds / masc_seconds).min()) if len(base_seconds) else float("nan"),
-        masc_seconds=masc_seconds)
+        speed=verdicts.speed_against_paper(ratio, "tofu", comparison.stopped, collapse),
+        tradeoff=verdicts.tofu_tradeoff(differences, floors=missing, collapse=collapse),
+        quantization=quantization, by_code=by_code, axes=axes, differences=differences, speedup=ratio,
+        masc_seconds=masc_seconds, collapse=collapse)

@@ -89,7 +89,7 @@ def sago_gains(results, objectives, retain: str = "neighbour") -> list[dict]:
     for objective in objectives:
         part = results[results.objective == objective].set_index("rule")
         if {"sum", "pcgrad", "sago"} <= set(part.index):
-            gains.append({"objective": method_name(objective, "sago"),
+            gains.append({"objective": method_name(objective, "sago"), "key": objective,
                           **{rule: float(part.loc[rule, retain]) for rule in ("sum", "pcgrad", "sago")},
                           "points": 100 * float(part.loc["sago", retain] - part.loc["pcgrad", retain]),
                           "forget_pcgrad": float(part.loc["pcgrad", "forget"]),
@@ -97,17 +97,36 @@ def sago_gains(results, objectives, retain: str = "neighbour") -> list[dict]:
     return gains
 
 
-def rwku_resolutions(lab: Lab, benchmark: str = "rwku") -> dict[str, float]:
-    """How far one probe moves RWKU's summaries (`benchmarks.rwku.summarise`): the forget summary
-    averages levels 1-3 and the neighbour summary levels 1-2, so one probe answered or lost moves
-    its level by 1/n and the summary by the mean of those steps (the resolution of a difference)."""
-    from unlearning.verdicts import item_resolution
+def rwku_differences(results, objectives, benchmark: str = "rwku", over_seeds=None) -> dict:
+    """Per objective of `sago_gains`: SAGO minus PCGrad on RWKU's neighbour and forget summaries,
+    each with its paired 95 % interval over the same probes (`intervals.metric_difference`). Where
+    `over_seeds` (`rules_over_seeds`) reran an objective's two rules, the difference is of the
+    probes' means over the seeds, widened by the seed spread of each rule's summary
+    (`intervals.with_seeds`). Objective label -> (neighbour gain, forget difference)."""
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.intervals import mean_items, metric_difference, with_seeds
 
-    def step(splits):
-        return sum(item_resolution(lab.forget_size(benchmark, s)) for s in splits) / len(splits)
+    statistics, out = get_benchmark(benchmark).statistics, {}
+    for gain in sago_gains(results, objectives):
+        part = results[results.objective == gain["key"]].set_index("rule")
+        rows = {rule: part.loc[rule] for rule in ("pcgrad", "sago")}
+        seeded = over_seeds is not None and gain["key"] == over_seeds.attrs.get("objective")
+        if seeded:
+            rows = {rule: {"items": mean_items(list(over_seeds.loc[rule, "items"]))} for rule in rows}
+        pair = []
+        for summary in ("neighbour", "forget"):
+            d = metric_difference(rows["sago"], rows["pcgrad"], statistics[summary])
+            if seeded:
+                d = with_seeds(d, list(over_seeds.loc["sago", summary]), list(over_seeds.loc["pcgrad", summary]))
+            pair.append(d)
+        out[gain["objective"]] = tuple(pair)
+    return out
 
-    return {"forget": step(["forget_level1", "forget_level2", "forget_level3"]),
-            "neighbour": step(["neighbor_level1", "neighbor_level2"])}
+
+def differences_text(differences: dict) -> str:
+    """`rwku_differences` in words: SAGO - PCGrad on both summaries with their 95 % intervals."""
+    return "; ".join(f"{label}: neighbour {gain.text()}, forget {forget.text()}"
+                     for label, (gain, forget) in differences.items()) or "no +GD/PCGrad/SAGO triple"
 
 
 def sago_versus_pcgrad(results, objectives, retain: str = "neighbour") -> list[str]:
@@ -138,19 +157,42 @@ def question_counts(lab: Lab) -> dict[str, int]:
     return {s: lab.forget_size("wmdp", s) for s in ("wmdp-bio", "wmdp-cyber", "mmlu")}
 
 
-def flat_wmdp_metrics(target: dict, questions: dict) -> dict[str, str]:
-    """The accuracies the target already answers at chance, within the 95 % sampling interval of
-    its question set: nothing to unlearn there, no signal (`floors.near_level`)."""
-    from unlearning import verdicts
+def flat_wmdp_metrics(target: dict, questions: dict | None = None) -> dict[str, str]:
+    """The accuracies the target cannot be told from chance on: the 95 % interval of its accuracy
+    over its questions (`intervals.metric_value`, one question's step as its floor) covers 1/4.
+    Nothing to unlearn there, no signal (`floors.near_level`). `questions` is not needed (the
+    items say how many) and kept for callers that pass it."""
     from unlearning.floors import near_level
 
     flat = {}
     for column in ("wmdp-bio_accuracy", "wmdp-cyber_accuracy", "mmlu_accuracy"):
         name = column.replace("_accuracy", "")
-        width = verdicts.accuracy_resolution(target[column], questions[name], paired=False)
-        flat.update(near_level(target[column], FOUR_CHOICE_CHANCE, column, name.replace("wmdp", "WMDP"), "chance, 1/4",
-                               tolerance=width))
+        flat.update(near_level(accuracy(target, column), FOUR_CHOICE_CHANCE, column, name.replace("wmdp", "WMDP"),
+                               "chance, 1/4"))
     return flat
+
+
+def _quantum(metrics, column: str) -> float:
+    """One question of the set behind an accuracy column: the step of its scale."""
+    items = metrics["items"][column.removesuffix("_accuracy")]["correct"]
+    return 1 / max(len(items), 1)
+
+
+def accuracy(metrics, column: str):
+    """An accuracy of a WMDP evaluation with its 95 % interval over its questions."""
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.intervals import metric_value
+
+    return metric_value(metrics, get_benchmark("wmdp").statistics[column], quantum=_quantum(metrics, column))
+
+
+def accuracy_difference(a, b, column: str):
+    """a - b on an accuracy of two WMDP evaluations on the same questions (paired interval, one
+    question's step as its floor)."""
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.intervals import metric_difference
+
+    return metric_difference(a, b, get_benchmark("wmdp").statistics[column], quantum=_quantum(a, column))
 
 
 def wmdp_table(main, flat: dict, splits):
@@ -175,36 +217,35 @@ def granularity_table(main):
 class WmdpVerdicts:
     """The SAGO paper's WMDP claims on one grid: utility recovered by PCGrad and SAGO over +GD at no
     weaker forgetting (`verdicts.utility_recovered`), and retention ordered by granularity
-    (`verdicts.ordered_by_granularity`), each read against the 95 % sampling interval of a
-    difference of two accuracies on the same questions."""
+    (`verdicts.ordered_by_granularity`), each difference of two runs' accuracies with its paired
+    95 % interval over the same questions (`accuracy_difference`)."""
 
-    def __init__(self, main, target: dict, questions: dict, flat: dict, splits, objectives):
+    def __init__(self, main, target: dict, questions: dict | None, flat: dict, splits, objectives):
         from unlearning import verdicts
 
-        self.main, self.target, self.questions, self.splits = main, target, questions, list(splits)
+        self.main, self.target, self.splits = main, target, list(splits)
         self.cases = [(split, o) for split in splits for o in objectives]
         self.recovery = {}
         for split, objective in self.cases:
-            part = self.part(split, objective)
-            no_signal = (verdicts.knowledge_to_remove(target[f"wmdp-{split}_accuracy"], FOUR_CHOICE_CHANCE,
-                                                      questions[f"wmdp-{split}"]) or flat.get("mmlu_accuracy", ""))
+            part, column = self.part(split, objective), f"wmdp-{split}_accuracy"
+            no_signal = (verdicts.knowledge_to_remove(accuracy(target, column), FOUR_CHOICE_CHANCE)
+                         or flat.get("mmlu_accuracy", ""))
             self.recovery[split, objective] = verdicts.utility_recovered(
-                part.loc["sum"], {r: part.loc[r] for r in ("pcgrad", "sago")}, *self.resolutions(split), no_signal=no_signal)
-        self.granularity = {case: verdicts.ordered_by_granularity(
-            [self.part(*case).loc[r, "utility"] for r in GRANULARITY], [self.part(*case).loc[r, "forget"] for r in GRANULARITY],
-            *self.resolutions(case[0])) for case in granularity_table(main).index}
+                {r: (accuracy_difference(part.loc[r], part.loc["sum"], "mmlu_accuracy"),
+                     accuracy_difference(part.loc[r], part.loc["sum"], column)) for r in ("pcgrad", "sago")},
+                no_signal=no_signal)
+        self.granularity = {}
+        for case in granularity_table(main).index:
+            part, column = self.part(*case), f"wmdp-{case[0]}_accuracy"
+            global_, module, sago = (part.loc[r] for r in GRANULARITY)
+            self.granularity[case] = verdicts.ordered_by_granularity(
+                [accuracy_difference(module, global_, "mmlu_accuracy"), accuracy_difference(sago, module, "mmlu_accuracy")],
+                accuracy_difference(sago, global_, "mmlu_accuracy"),
+                [accuracy_difference(x, y, column) for x, y in ((module, global_), (sago, module), (sago, global_))])
 
     def part(self, split: str, objective: str):
-        """One split's runs of one objective, by rule, MMLU as `utility`."""
-        rows = self.main[(self.main.split == split) & (self.main.objective == objective)].set_index("rule")
-        return rows.rename(columns={"mmlu_accuracy": "utility"})
-
-    def resolutions(self, split: str) -> tuple[float, float]:
-        """The 95 % sampling interval of a difference of two models' accuracies on the forget split and on MMLU."""
-        from unlearning.verdicts import accuracy_resolution
-
-        return (accuracy_resolution(self.target[f"wmdp-{split}_accuracy"], self.questions[f"wmdp-{split}"]),
-                accuracy_resolution(self.target["mmlu_accuracy"], self.questions["mmlu"]))
+        """One split's runs of one objective, by rule."""
+        return self.main[(self.main.split == split) & (self.main.objective == objective)].set_index("rule")
 
     @staticmethod
     def label(case) -> str:
@@ -227,7 +268,8 @@ class WmdpVerdicts:
                          for case, v in self.granularity.items())
 
     def resolution_text(self) -> str:
-        return ", ".join(f"{s}: forget {self.resolutions(s)[0]:.3f}, MMLU {self.resolutions(s)[1]:.3f}" for s in self.splits)
+        hows = [v.resolution for v in (*self.recovery.values(), *self.granularity.values()) if v.resolution]
+        return "; ".join(dict.fromkeys(hows)) or "no interval was read"
 
     def sentences(self) -> dict:
         """The parts of the chapter's conclusion, by the glue name it cites them with."""
@@ -266,16 +308,19 @@ def rwku_grid(lab: Lab, benchmark: str, model: str, objectives, rules=None, **op
     return results, sorted({row["run"]["steps"] for row in grid})
 
 
-def flat_rwku_metrics(target: dict) -> dict[str, str]:
-    """The forget levels the target recalls under half of (`floors.RECALL_BAR`): RWKU measures the
-    forgetting of what a model knows, so such a level is a floor."""
+def flat_rwku_metrics(target: dict, benchmark: str = "rwku") -> dict[str, str]:
+    """The forget levels whose recall by the target cannot be told from zero (the 95 % interval of
+    its mean over the level's probes covers 0; `floors.near_level`): RWKU measures the forgetting
+    of what a model knows, so such a level is a floor."""
+    from unlearning.benchmarks import get_benchmark
     from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS
-    from unlearning.floors import RECALL_BAR, below
+    from unlearning.floors import near_level
+    from unlearning.intervals import metric_value
 
-    flat = {}
+    statistics, flat = get_benchmark(benchmark).statistics, {}
     for column in FORGET_METRICS:
-        flat.update(below(target[column], RECALL_BAR, column, TABLE_COLUMNS[column],
-                          "RWKU needs a model that recalls at least half of its forget probes"))
+        flat.update(near_level(metric_value(target, statistics[column]), 0.0, column, TABLE_COLUMNS[column],
+                               "zero recall: nothing known to forget"))
     return flat
 
 
@@ -292,13 +337,13 @@ def rwku_table(rows, flat: dict | None = None, elsewhere: str = ""):
 
 
 def rwku_floor(target: dict, flat: dict) -> str:
-    """Why the grid cannot separate the rules when the target recalls under half of its forget
-    probes at every level (`flat_rwku_metrics` flags all three), else an empty string."""
+    """Why the grid cannot separate the rules when the target's recall cannot be told from zero at
+    every forget level (`flat_rwku_metrics` flags all three), else an empty string."""
     from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS
 
     if not all(c in flat for c in FORGET_METRICS):
         return ""
-    return ("the target recalls under half of its forget probes at every level ("
+    return ("the target's recall cannot be told from zero at any forget level ("
             + ", ".join(f"{TABLE_COLUMNS[c]} {target[c]:.2f}" for c in FORGET_METRICS) + "): a floor")
 
 
@@ -314,8 +359,8 @@ def curation_by_person(curation):
 
 def rules_over_seeds(lab: Lab, benchmark: str, model: str, objective: str, rules, seeds, results, **options):
     """The grid's runs of `objective` under `rules` again with each seed of `seeds` (the order of the
-    packed blocks), beside seed 0's rows of `results`: the forget and neighbour summaries per rule
-    and seed."""
+    packed blocks), beside seed 0's rows of `results`: the forget and neighbour summaries and the
+    per-probe scores (`items`) per rule and seed; `attrs["objective"]` names the objective."""
     import pandas as pd
 
     from unlearning.benchmarks.rwku import summarise
@@ -324,26 +369,17 @@ def rules_over_seeds(lab: Lab, benchmark: str, model: str, objective: str, rules
     for seed in seeds:
         rows += [{"seed": seed, **row, **summarise(row)} for row in sago_grid(
             lab, benchmark, model, [objective], rules, recipe="sago/rwku", forget_only=False, seed=seed, **options)]
-    return pd.DataFrame(rows).set_index(["rule", "seed"])[["forget", "neighbour"]]
+    frame = pd.DataFrame(rows).set_index(["rule", "seed"])[["forget", "neighbour", "items"]]
+    frame.attrs["objective"] = objective
+    return frame
 
 
-def judged_resolution(step: dict, over_seeds, reseeded: bool) -> tuple[dict, str]:
-    """The resolution of "SAGO keeps more": the larger of one probe (`step`) and either rule's range
-    over the seeds (`rules_over_seeds`) when the runs were reseeded, else one probe; with its name."""
-    from unlearning.verdicts import seed_resolution
-
-    if not reseeded:
-        return step, "one probe"
-    ranges = [seed_resolution(step, part.to_dict("records")) for _, part in over_seeds.groupby(level="rule")]
-    seeds = over_seeds.index.get_level_values("seed").nunique()
-    return {key: max(r[key] for r in ranges) for key in step}, f"the larger of one probe and the range over {seeds} seeds"
-
-
-def rwku_record(claim: str, results, objectives, resolution: dict, profile: str, resolution_kind: str = "one probe",
+def rwku_record(claim: str, results, objectives, profile: str, benchmark: str = "rwku", over_seeds=None,
                 no_signal: str = "", empty: str = "-") -> str:
     """The RWKU claim row (`claims.record`): SAGO's neighbour gain over PCGrad per objective of the
-    grid `results` (`sago_gains`), judged by `verdicts.sago_keeps_more_over` at `resolution`
-    (forget and neighbour); `empty` stands for a grid without a +GD, PCGrad and SAGO triple."""
+    grid `results` (`sago_gains`), judged by `verdicts.sago_keeps_more_over` on the paired
+    differences of `rwku_differences` (seeds added where `over_seeds` reran them); `empty` stands
+    for a grid without a +GD, PCGrad and SAGO triple."""
     from unlearning import verdicts
     from unlearning.claims import record
 
@@ -351,7 +387,7 @@ def rwku_record(claim: str, results, objectives, resolution: dict, profile: str,
     measured = "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
                          f"{g['forget_sago']:.2f})" for g in gains)
     return record(claim, measured or empty, verdicts.sago_keeps_more_over(
-        gains, resolution["forget"], resolution["neighbour"], resolution_kind, no_signal=no_signal), profile)
+        rwku_differences(results, objectives, benchmark, over_seeds), no_signal=no_signal), profile)
 
 
 WMDP_BIO = dict(benchmark="wmdp", forget_split="bio-forget-corpus", retain_split="bio-retain-corpus")

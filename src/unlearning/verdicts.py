@@ -263,10 +263,10 @@ def grows_with_size(net: Estimate, steps: Sequence[Estimate]) -> Verdict:
     value minus the smallest's, `steps` = each size minus the one below (paired intervals). Held
     when the net rise is resolved and no step falls beyond its interval; partly when one does;
     did not hold when the net change is a resolved fall; cannot tell inside the interval."""
+    if not steps or net is None:
+        return Verdict(CANNOT_TELL, "one model size in this profile")
     how = _how(net, *steps)
     evidence = f"largest - smallest {net.text()}; steps " + ", ".join(s.text() for s in steps)
-    if not steps:
-        return Verdict(CANNOT_TELL, "one model size in this profile")
     if not net.resolved:
         return Verdict(CANNOT_TELL, f"smallest to largest changes by {net.text()}, within the interval", how, evidence)
     if net.negative:
