@@ -8,3 +8,27 @@ def without_cost(value):
     if isinstance(value, list):
         return [without_cost(v) for v in value]
     return value
+
+
+def tofu_metrics(name: str, rouge: float, utility: float, prob: float | None = None, truth_ratio: float = 0.6,
+                 n: int = 40, noise: float = 0.15) -> dict:
+    """A TOFU evaluation written by hand, with per-item scores whose means are the aggregates (each
+    field: the value plus noise centred to zero, drawn from a stream named by `name`, so two models
+    differ item by item): forget ROUGE-L `rouge`, forget probability `prob` (rouge / 2), truth ratio,
+    and every model-utility part at `utility` (model utility `utility`: a harmonic mean of equal parts)."""
+    import zlib
+
+    import numpy as np
+
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+
+    def around(value):
+        draw = rng.normal(0, noise, n)
+        return list(value + draw - draw.mean())
+
+    prob = rouge / 2 if prob is None else prob
+    items = {"forget": {"rouge": around(rouge), "prob": around(prob), "truth_ratio": around(truth_ratio)},
+             **{part: {field: around(utility) for field in ("prob", "rouge", "truth_ratio")}
+                for part in ("retain", "real_authors", "world_facts")}}
+    return {"forget_Q_A_ROUGE": rouge, "forget_Q_A_Prob": prob, "forget_truth_ratio": truth_ratio,
+            "model_utility": utility, "items": items}

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -99,6 +100,33 @@ def test_evaluate_caches_until_model_or_config_changes(world, target, tokenizer,
     evaluate("tofu", tmp_path / "model", world / "tofu", tmp_path / "tok", config=EvalConfig(stemmer=False),
              log=messages.append)
     assert messages[-1].startswith("wrote")
+    _statistics_reproduce("tofu", first)
+
+
+def _statistics_reproduce(benchmark, metrics):
+    """Every aggregate the benchmark names a statistic for, recomputed from the per-item scores the
+    suite recorded, equals the suite's own number (the intervals resample what the tables show)."""
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.intervals import metric_value
+
+    statistics = get_benchmark(benchmark).statistics
+    assert statistics
+    if benchmark == "rwku":  # RWKU's two summaries, as the SAGO chapters read them
+        from unlearning.benchmarks.rwku import summarise
+
+        metrics = {**metrics, **summarise(metrics)}
+    for key, statistic in statistics.items():
+        if key in metrics:
+            assert metric_value(metrics, statistic, resamples=10).value == pytest.approx(metrics[key], abs=1e-9), key
+
+
+def test_model_utility_of_means_is_model_utility_for_arrays():
+    from unlearning.metrics.tofu import MODEL_UTILITY_KEYS, model_utility, model_utility_of_means
+
+    rows = [[0.5, 0.4, 0.3, 0.6, 0.2, 0.9, 0.7, 0.55, 0.45], [0.5] * 8 + [0.0]]
+    got = model_utility_of_means(np.array(rows).T)
+    assert list(got) == pytest.approx([model_utility(dict(zip(MODEL_UTILITY_KEYS, r))) for r in rows])
+    assert got[1] == 0.0  # any part at zero makes it 0, as `model_utility` says
 
 
 @pytest.mark.parametrize("benchmark", ["muse-news", "wmdp", "rwku"])
@@ -115,6 +143,7 @@ def test_other_suites_return_their_metrics(world, target, tokenizer, tmp_path, b
                          "mia_forget_min_k_pp"}}[benchmark]
     assert expected <= set(metrics)
     assert all(math.isfinite(v) for v in metrics.values() if isinstance(v, float))
+    _statistics_reproduce(benchmark, metrics)
 
 
 def test_recovery_percent():

@@ -53,21 +53,42 @@ def test_a_stored_run_asked_for_checkpoints_is_run_again_to_the_same_model(store
     assert reread["checkpoints"] == both["checkpoints"]  # read back: the same times, not a new run
 
 
+STATISTICS = {"forget": lambda items: items["f"]["x"].mean(axis=-1), "utility": lambda items: items["u"]["x"].mean(axis=-1)}
+
+
+def _row(seconds, forget, utility):
+    """A point of a trajectory with per-item scores (20 forget items, 20 utility items): `forget`
+    and `utility` are lists of 20 values or a constant."""
+    forget = forget if isinstance(forget, list) else [forget] * 20
+    utility = utility if isinstance(utility, list) else [utility] * 20
+    return {"seconds": seconds, "forget": sum(forget) / 20, "utility": sum(utility) / 20,
+            "items": {"f": {"x": forget}, "u": {"x": utility}}}
+
+
+ORACLE_F = [0.2, 0.6] * 10  # the oracle's forget scores, item by item: mean 0.40
+ORACLE_U = [0.2, 0.4] * 10  # its utility: mean 0.30
+
+
 def test_time_to_quality_is_the_first_point_that_forgets_enough_and_keeps_utility():
-    criterion = Criterion("forget", level=0.40, tolerance=0.05, utility_metric="utility", floor=0.30)
-    rows = [{"seconds": 0.0, "forget": 0.80, "utility": 0.50},
-            {"seconds": 1.0, "forget": 0.50, "utility": 0.45},
-            {"seconds": 2.0, "forget": 0.20, "utility": 0.10},   # forgot, but broke the model
-            {"seconds": 3.0, "forget": 0.45, "utility": 0.35},   # 0.45 <= 0.40 + 0.05 and 0.35 >= 0.30
-            {"seconds": 4.0, "forget": 0.30, "utility": 0.40}]
+    criterion = Criterion(_row(0, ORACLE_F, ORACLE_U), STATISTICS, "forget", "utility", ("forget", "utility"))
+    rows = [_row(0.0, 0.80, 0.50),
+            _row(1.0, [x + 0.1 for x in ORACLE_F], 0.45),     # remembers 0.1 more on every item: resolved
+            _row(2.0, 0.20, 0.10),                             # forgot, but broke the model
+            _row(3.0, [x + 0.2 * (i == 0) for i, x in enumerate(ORACLE_F)], 0.35),  # one item 0.2 above: inside
+            _row(4.0, 0.30, 0.40)]
     assert time_to_quality(rows, criterion)["seconds"] == 3.0
     assert time_to_quality(rows[:3], criterion) is None
-    assert criterion.describe() == "forget ROUGE-L at most 0.400 + 0.05 (the oracle's level) with model utility at least 0.300"
+    assert criterion.describe().startswith("forget not above the oracle's (0.400) and utility not below the oracle's (0.300)")
+    assert not criterion.met({"forget": float("nan"), "utility": float("nan"), "items": None})  # a diverged run
 
 
-def test_a_good_model_is_the_oracles_forgetting_and_utility_within_one_item():
-    oracle = {"forget_Q_A_ROUGE": 0.30, "model_utility": 0.50}
-    good = good_model(oracle, {"1-ROUGE-L": 0.05, "1-Prob": 0.05, "Truth Ratio": 0.05, "MU": 0.02})
-    assert good.met({"forget_Q_A_ROUGE": 0.349, "model_utility": 0.481})  # both within one item
-    assert not good.met({"forget_Q_A_ROUGE": 0.36, "model_utility": 0.60})  # remembers one item more
-    assert not good.met({"forget_Q_A_ROUGE": 0.10, "model_utility": 0.47})  # lost more than one item of utility
+def test_a_good_model_is_the_oracles_forgetting_and_utility_within_the_paired_interval():
+    from unlearning.benchmarks import get_benchmark
+
+    statistics = get_benchmark("tofu").statistics
+    good = good_model({"forget_Q_A_ROUGE": 0.3}, statistics)
+    assert (good.forget_metric, good.utility_metric, good.level) == ("forget_Q_A_ROUGE", "model_utility", 0.3)
+    criterion = Criterion(_row(0, ORACLE_F, ORACLE_U), STATISTICS, "forget", "utility")
+    one_item = [x - 0.2 * (i == 0) for i, x in enumerate(ORACLE_U)]   # 0.01 less utility, all of it on one item
+    assert criterion.met(_row(1, ORACLE_F, one_item))
+    assert not criterion.met(_row(1, ORACLE_F, [x - 0.01 for x in ORACLE_U]))  # 0.01 less on every item: resolved
