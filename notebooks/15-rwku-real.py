@@ -60,7 +60,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown
 
-from unlearning import recipes, verdicts
+from unlearning import recipes
 from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.common import EvalConfig
 from unlearning.benchmarks.rwku import PROBE_SPLITS, summarise
@@ -68,9 +68,9 @@ from unlearning.data import read_jsonl
 from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
 from unlearning.presentation import glue
 from unlearning.protocol import REAL_BASE, Lab
-from unlearning.intervals import metric_difference
-from unlearning.retention import (SAGO_OBJECTIVES, SAGO_RULES, curation_by_person, differences_text, rules_over_seeds,
-                                  rwku_differences, rwku_grid, rwku_record, rwku_table, sago_versus_pcgrad)
+from unlearning.retention import (SAGO_OBJECTIVES, SAGO_RULES, curation_by_person, differences_text, forgetting_moved,
+                                  rules_over_seeds, rwku_differences, rwku_grid, rwku_record, rwku_table,
+                                  sago_versus_pcgrad)
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -197,17 +197,15 @@ over_seeds[["forget", "neighbour"]].round(3) if reseeded else Markdown(
 # beyond its interval, there is no forgetting to compare at, and the page cannot tell.
 
 # %% tags=["hide-input"]
-best_row = results.loc[results["forget"].idxmin()]
-drop = metric_difference(start, best_row, bench.statistics["forget"])
-unmoved = verdicts.unmoved_forgetting(drop)
-differences = rwku_differences(results, objectives, "rwku-real", over_seeds)
+best, drop, unmoved = forgetting_moved(start, results, "rwku-real")
 probes = sum(len(bench.load(data, split)) for split in PROBE_SPLITS)
 glue(lines="; ".join(sago_versus_pcgrad(results, objectives)) or "This profile's grid has no +GD, PCGrad and SAGO "
      "runs of one objective to compare", start_forget=s["forget"], start_neighbour=s["neighbour"],
-     best=float(best_row["forget"]), drop=drop.text(),
+     best=best, drop=drop.text(),
      signal="these comparisons carry signal" if not unmoved else "the grid hardly moved it under this budget, so the "
      "comparison says nothing yet (a larger learning rate or more epochs would)", n_probes=probes,
-     budget="/".join(map(str, budget)), differences=differences_text(differences),
+     budget="/".join(map(str, budget)), differences=differences_text(rwku_differences(results, objectives,
+                                                                                    "rwku-real", over_seeds)),
      masc=f"MASC stopped by itself after {masc['steps']} steps at forget {summarise(masc_metrics)['forget']:.2f}, "
           f"neighbour {summarise(masc_metrics)['neighbour']:.2f}." if with_masc else " ")
 

@@ -324,6 +324,20 @@ def flat_rwku_metrics(target: dict, benchmark: str = "rwku") -> dict[str, str]:
     return flat
 
 
+def forgetting_moved(start: dict, results, benchmark: str = "rwku") -> tuple:
+    """How far a grid moved RWKU's forget summary: its best run (the lowest forget summary), the
+    start model minus it with its paired 95 % interval over the same probes, and why the grid
+    cannot compare rules when that is not resolved (`verdicts.unmoved_forgetting`; "" when it can).
+    Returns (best run's forget summary, drop, reason)."""
+    from unlearning import verdicts
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.intervals import metric_difference
+
+    best = results.loc[results["forget"].idxmin()]
+    drop = metric_difference(start, best, get_benchmark(benchmark).statistics["forget"])
+    return float(best["forget"]), drop, verdicts.unmoved_forgetting(drop)
+
+
 def rwku_table(rows, flat: dict | None = None, elsewhere: str = ""):
     """Every RWKU number of `rows` (a table with objective, variant and the metrics), the columns of
     `flat` marked. Returns (table, note)."""

@@ -61,7 +61,7 @@ def test_no_import_cycle_inside_the_package():
 # The import order the README states, every module placed: a module imports from its own layer or
 # the layers before it, never after (the cycle test above covers imports inside one layer).
 LAYERS = (
-    ("foundation", {"unlearning", "choices", "records", "failpoints", "progress", "runtime", "store", "floors",
+    ("foundation", {"unlearning", "choices", "records", "failpoints", "progress", "runtime", "store", "floors", "intervals",
                     "presentation", "makelock", "quantize"}),
     ("margin", {"margin"}),
     ("data", {"data"}),
