@@ -607,17 +607,19 @@ def _recovery(statistic, controls):
 
 
 def quantization_check(results, codes, key: str = "forget_Q_A_ROUGE", controls=("Target", "Oracle"),
-                       benchmark: str = "tofu") -> QuantizationCheck:
+                       benchmark: str = "tofu", oracle: str = "Oracle") -> QuantizationCheck:
     """Judge every model of `results` (`quantized_results`, each row with its per-item scores) but
     the controls, per code (`verdicts.survives_quantization`): what unlearning removed in full
     precision (target - model), the model's rise under the code beyond the controls' rise (signed:
     a control that falls excuses nothing), and what is still forgotten after the code (quantized
     target - quantized model), each a paired interval over the same items; model utility after
-    the code is shown with the reason."""
+    the code is shown with the reason. A model whose full-precision utility is below the `oracle`
+    row's beyond the interval (`verdicts.collapsed`) carries no verdict."""
     from unlearning import verdicts
     from unlearning.intervals import bootstrap, items_of, metric_difference
 
-    statistic = get_benchmark(benchmark).statistics[key]
+    statistics = get_benchmark(benchmark).statistics
+    statistic = statistics[key]
     rows = {m: part.set_index("precision") for m, part in results.groupby("method", sort=False)}
     full = {m: float(r.loc["fp32", key]) for m, r in rows.items()}
     changes = {m: {c: float(r.loc[c, key]) - full[m] for c in codes} for m, r in rows.items()}
@@ -629,17 +631,20 @@ def quantization_check(results, codes, key: str = "forget_Q_A_ROUGE", controls=(
     for m in rows:
         if m in controls:
             continue
+        collapse = (verdicts.collapsed(metric_difference(rows[m].loc["fp32"], rows[oracle].loc["fp32"],
+                                                         statistics["model_utility"]), m)
+                    if oracle in rows and "model_utility" in statistics else "")
         cases[m] = {}
         for c in codes:
             models = {"u": items_of(rows[m].loc["fp32"]), "qu": items_of(rows[m].loc[c]),
                       **{k: items_of(rows[k].loc["fp32"]) for k in controls},
                       **{f"q{k}": items_of(rows[k].loc[c]) for k in controls}}
             shown = (f"model utility {utility[m][c][0]:.3f} → {utility[m][c][1]:.3f} after {c.upper()}"
-                     if m in utility else "")
+                     if m in utility and utility[m][c][1] == utility[m][c][1] else "")
             cases[m][c] = verdicts.survives_quantization(
                 metric_difference(rows[target].loc["fp32"], rows[m].loc["fp32"], statistic),
                 bootstrap(models, _recovery(statistic, controls)),
-                metric_difference(rows[target].loc[c], rows[m].loc[c], statistic), shown)
+                metric_difference(rows[target].loc[c], rows[m].loc[c], statistic), shown, collapse)
     return QuantizationCheck(changes, control, cases, utility)
 
 

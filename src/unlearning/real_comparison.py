@@ -225,7 +225,7 @@ def real_verdicts(comparison: RealComparison, baselines, signals, check) -> Real
     resampled, `intervals.time_ratio`), the four axes as paired differences over the same items
     widened by MASC's seed spread (`seeded_differences`; MU left out when a `signals` check
     failed), and the 4-bit `check` (`comparison.quantization_check`) of its forget ROUGE-L. A MASC
-    run whose utility is below the oracle's beyond the interval carries no speed verdict."""
+    run whose utility is below the oracle's beyond the interval carries no verdict at all."""
     from unlearning.intervals import Estimate, metric_difference, time_ratio
 
     results, seeds = comparison.results, comparison.seeds
@@ -242,7 +242,8 @@ def real_verdicts(comparison: RealComparison, baselines, signals, check) -> Real
     collapse = verdicts.collapsed(metric_difference(results.loc["MASC"], results.loc["Oracle"],
                                                     get_benchmark("tofu-real").statistics["model_utility"]))
     by_code = check.cases.get("MASC", {})
-    quantization = (verdicts.combine(list(by_code.values()), [c.upper() for c in by_code]) if by_code else
+    quantization = (verdicts.Verdict(CANNOT_TELL, collapse) if collapse and by_code else
+                    verdicts.combine(list(by_code.values()), [c.upper() for c in by_code]) if by_code else
                     verdicts.Verdict(CANNOT_TELL, "MASC is not among this profile's 4-bit models"))
     return RealVerdicts(
         speed=verdicts.speed_against_paper(ratio, "tofu", comparison.stopped, collapse),

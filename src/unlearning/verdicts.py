@@ -170,7 +170,8 @@ def tofu_tradeoff(differences: Mapping[str, Mapping[str, Estimate]], method: str
     the axes left. Best needs a resolved lead, over every baseline. Held: the statement; partly:
     one of its two halves; did not hold: behind on two axes without the best utility; cannot tell
     without utility, with fewer than two axes left, or with no axis resolved at all. A `collapse`
-    reason (the method's own run did not keep utility) turns "did not hold" into "cannot tell"."""
+    reason (the method's own run did not keep utility) cannot tell: no verdict rests on a run that
+    is not the method as its paper reports it."""
     floors = dict(floors or {})
     if not differences:
         return Verdict(CANNOT_TELL, "no baseline to compare with")
@@ -183,6 +184,8 @@ def tofu_tradeoff(differences: Mapping[str, Mapping[str, Estimate]], method: str
     how = _how(*(d[a] for d in differences.values() for a in free))
     evidence = "; ".join(f"{a} {standing[a]} (" + ", ".join(f"vs {b} {d[a].text()}" for b, d in differences.items()) + ")"
                          for a in free)
+    if collapse:
+        return Verdict(CANNOT_TELL, collapse, how, evidence)
     if all(s == "tied" for s in standing.values()) and not any(d[a].resolved for d in differences.values() for a in free):
         return Verdict(CANNOT_TELL, f"{method} cannot be told from the baselines on any axis free to differ", how, evidence)
     ok = [a for a in free if standing[a] != "behind"]
@@ -193,8 +196,6 @@ def tofu_tradeoff(differences: Mapping[str, Mapping[str, Estimate]], method: str
         return Verdict(HELD, text, how, evidence)
     if len(ok) >= need or best_mu:
         return Verdict(PARTLY, text + ("" if best_mu else "; not a resolved best model utility"), how, evidence)
-    if collapse:
-        return Verdict(CANNOT_TELL, collapse, how, evidence)
     return Verdict(NOT_HELD, text, how, evidence)
 
 
@@ -305,18 +306,22 @@ def scale_invariant(removals: Mapping[str, Estimate], gap_changes: Mapping[str, 
     return Verdict(verdict, "" if verdict == HELD else "; ".join(parts), how, evidence)
 
 
-def survives_quantization(removal: Estimate, recovery: Estimate, residual: Estimate, utility: str = "") -> Verdict:
+def survives_quantization(removal: Estimate, recovery: Estimate, residual: Estimate, utility: str = "",
+                          collapse: str = "") -> Verdict:
     """Forgetting survives 4-bit quantization (Zhang et al.'s test). `removal` = target - unlearned
     forget metric in full precision; `recovery` = the unlearned model's rise under 4 bits minus
     the control's rise where the control rises (signed: only drift *toward* recovery excuses
     recovery); `residual` = the quantized target's forget metric minus the quantized unlearned
     model's (what is still forgotten in the same deployment). Judged only where the removal is
     resolved; did not hold when the recovery is resolved; held when it is not and the forgetting
-    is still resolved after 4 bits; cannot tell otherwise. `utility` (utility after 4 bits, in
-    words) is shown with the reason."""
+    is still resolved after 4 bits; cannot tell otherwise, and for a model that collapsed in full
+    precision (`collapse`, its reason: nothing of the method to survive). `utility` (utility after
+    4 bits, in words) is shown with the reason."""
     how, share = _how(removal, recovery, residual), recovery.value / removal.value if removal.value > 0 else math.nan
     evidence = f"removed {removal.text()}; recovered {recovery.text()}; still forgotten at 4 bits {residual.text()}"
     shown = f"; {utility}" if utility else ""
+    if collapse:
+        return Verdict(CANNOT_TELL, collapse + shown, how, evidence)
     if not removal.positive:
         return Verdict(CANNOT_TELL, f"unlearning removed {removal.text()}, not resolved: nothing to recover{shown}",
                        how, evidence)

@@ -202,3 +202,8 @@ def test_the_quantization_check_subtracts_only_a_control_that_rises(tmp_path, mo
     assert "**partly** (NF4: recovers 26% of what was removed; model utility 0.500 → 0.500 after NF4" in line
     assert "FP4: recovers 1% of what was removed, within the interval" in line
     assert (tmp_path / "book/generated/findings/masc-quantization.json").is_file()
+    # a MASC whose full-precision utility fell below the oracle's: no verdict on either code
+    rows = [{**r, **tofu_metrics(f"{r['method']}-{r['precision']}", r["forget_Q_A_ROUGE"], 0.05)} if r["method"] == "MASC"
+            else r for r in rows]
+    collapsed = comparison.quantization_check(pd.DataFrame(rows), ["nf4", "fp4"])
+    assert all(v.verdict == "cannot tell here" and "below the oracle's" in v.reason for v in collapsed.cases["MASC"].values())

@@ -62,7 +62,8 @@ def test_a_collapsed_run_carries_no_speed_verdict():
     assert "below the oracle's" in collapse
     verdict = v.speed_against_paper(Estimate(86.7, 80.0, 90.0), "tofu", True, collapse)
     assert verdict.verdict == CANNOT_TELL and verdict.reason == collapse
-    assert v.collapsed(Estimate(0.04, -0.02, 0.1)) == ""  # MASC's paper run: MU 0.65 against the oracle's 0.61
+    # MASC's paper run: MU 0.65 (read +-0.03) against the retain90 oracle's 0.613 (OpenUnlearning's summary)
+    assert v.collapsed(table_difference(from_table(0.65, READ), from_table(0.613))) == ""
 
 
 def test_time_to_a_good_model_needs_a_lead_beyond_the_timing_interval():
@@ -92,8 +93,9 @@ def test_the_papers_radar_holds_the_tradeoff_statement():
 def test_the_radar_with_masc_behind_on_utility_does_not_hold():
     degraded = dict(PAPER_RADAR, MASC=_radar(MASC=(0.61, 0.65, 0.62, 0.45))["MASC"])  # MU below every baseline
     assert v.tofu_tradeoff(_against(degraded)).verdict == NOT_HELD
-    # the same run collapsed: not MASC as its paper reports it, so no refutation
+    # the same run collapsed: not MASC as its paper reports it, so no refutation (and no support either)
     assert v.tofu_tradeoff(_against(degraded), collapse="collapsed").verdict == CANNOT_TELL
+    assert v.tofu_tradeoff(_against(PAPER_RADAR), collapse="collapsed").verdict == CANNOT_TELL
 
 
 def test_best_utility_needs_a_resolved_lead_and_all_ties_cannot_tell():
@@ -193,6 +195,10 @@ def test_4bit_is_judged_only_on_a_resolved_removal_and_a_resolved_remainder():
     assert small.verdict == CANNOT_TELL
     assert v.survives_quantization(Estimate(0.01, -0.02, 0.04), Estimate(0, -0.01, 0.01),
                                    Estimate(0.01, -0.02, 0.04)).verdict == CANNOT_TELL  # nothing removed
+    # the default book: "held, recovers 0 %" for a MASC run that had destroyed the model
+    destroyed = v.survives_quantization(Estimate(0.6, 0.5, 0.7), Estimate(0.0, -0.01, 0.01), Estimate(0.6, 0.5, 0.7),
+                                        collapse="MASC's utility is below the oracle's")
+    assert destroyed.verdict == CANNOT_TELL and "below the oracle's" in destroyed.reason
 
 
 # -- SAGO ------------------------------------------------------------------------------------------
