@@ -85,7 +85,7 @@ def speed_against_paper(ratio: Estimate, benchmark: str, stopped_by_itself: bool
     reason) carries no speed verdict. Cannot tell when the interval covers 1x; did not hold when it
     lies below; partly when MASC ran to its step cap or is resolved below the smallest ratio the
     paper's error bars allow; held otherwise."""
-    evidence = f"speed-up {ratio.text(2, signed=False)}x"
+    evidence = f"speed-up {ratio.text(2, signed=False)}x" if not math.isnan(ratio.value) else ""
     if collapse:
         return Verdict(CANNOT_TELL, collapse, ratio.how, evidence)
     if math.isnan(ratio.value):
