@@ -140,7 +140,9 @@ glue(**judged.sentences())
 # module-wise PCGrad to SAGO: {glue:md}`granularity`. Every difference of two runs is read with its
 # paired 95 % interval over the same questions, never narrower than one question
 # ({glue:md}`resolutions`); a rule that keeps more only while forgetting less is confounded and
-# cannot tell, and "did not hold" needs +GD to be at least as good on both.
+# cannot tell, and "did not hold" needs +GD to be at least as good on both. A comparison with a run
+# whose MMLU cannot be told from chance (a collapsed run, not the method as its paper reports it)
+# carries no verdict.
 
 # %% tags=["hide-input"]
 Markdown(judged.records(profile))

@@ -214,6 +214,19 @@ def granularity_table(main):
     return gran.pivot_table(index=["split", "objective"], columns="rule", values="mmlu_accuracy")[["sum", *GRANULARITY]]
 
 
+def collapsed_runs(part, rules) -> str:
+    """Why a WMDP comparison of `rules` (rows of `part`, by rule) cannot stand for the methods ("" when
+    it can): a run whose MMLU cannot be told from chance (its interval over the questions does not
+    lie above 1/4) lost its utility altogether, unlike the SAGO paper's runs, and no verdict rests
+    on a collapsed run."""
+    low = [r for r in rules if not accuracy(part.loc[r], "mmlu_accuracy").above(FOUR_CHOICE_CHANCE)]
+    if not low:
+        return ""
+    return (f"MMLU of {', '.join(low)} cannot be told from chance ("
+            + ", ".join(f"{r} {accuracy(part.loc[r], 'mmlu_accuracy').text(3, signed=False)}" for r in low)
+            + "): a collapsed run, not the method as its paper reports it")
+
+
 class WmdpVerdicts:
     """The SAGO paper's WMDP claims on one grid: utility recovered by PCGrad and SAGO over +GD at no
     weaker forgetting (`verdicts.utility_recovered`), and retention ordered by granularity
@@ -229,7 +242,7 @@ class WmdpVerdicts:
         for split, objective in self.cases:
             part, column = self.part(split, objective), f"wmdp-{split}_accuracy"
             no_signal = (verdicts.knowledge_to_remove(accuracy(target, column), FOUR_CHOICE_CHANCE)
-                         or flat.get("mmlu_accuracy", ""))
+                         or flat.get("mmlu_accuracy", "") or collapsed_runs(part, ("sum", "pcgrad", "sago")))
             self.recovery[split, objective] = verdicts.utility_recovered(
                 {r: (accuracy_difference(part.loc[r], part.loc["sum"], "mmlu_accuracy"),
                      accuracy_difference(part.loc[r], part.loc["sum"], column)) for r in ("pcgrad", "sago")},
@@ -238,6 +251,10 @@ class WmdpVerdicts:
         for case in granularity_table(main).index:
             part, column = self.part(*case), f"wmdp-{case[0]}_accuracy"
             global_, module, sago = (part.loc[r] for r in GRANULARITY)
+            collapse = collapsed_runs(part, GRANULARITY)
+            if collapse:
+                self.granularity[case] = verdicts.Verdict(verdicts.CANNOT_TELL, collapse)
+                continue
             self.granularity[case] = verdicts.ordered_by_granularity(
                 [accuracy_difference(module, global_, "mmlu_accuracy"), accuracy_difference(sago, module, "mmlu_accuracy")],
                 accuracy_difference(sago, global_, "mmlu_accuracy"),

@@ -89,3 +89,30 @@ def test_the_geometry_runs_log_the_geometry_of_each_rule_on_wmdp_bio():
     assert all(s.options == {"rule": r, "record_geometry": True, **WMDP_BIO} for s, r in zip(lab.specs, runs))
     geometry_runs(lab, "GradDiff", ["sago"], "base-xs", optimizer="sgd")
     assert lab.specs[-1].optim.optimizer == "sgd" and lab.specs[0].optim.optimizer != "sgd"
+
+
+def _wmdp_row(rule, bio, mmlu, n=200):
+    """A WMDP evaluation with `bio` and `mmlu` accuracies over n questions each (right answers first)."""
+    correct = {s: [1.0] * round(a * n) + [0.0] * (n - round(a * n)) for s, a in (("wmdp-bio", bio), ("mmlu", mmlu))}
+    return {"split": "bio", "objective": "GradDiff", "rule": rule, "wmdp-bio_accuracy": bio, "mmlu_accuracy": mmlu,
+            "forget": bio, "recovery %": 100 * mmlu / 0.6,
+            "items": {s: {"correct": c} for s, c in {**correct, "wmdp-cyber": correct["wmdp-bio"]}.items()}}
+
+
+def test_the_wmdp_verdicts_read_paired_accuracies_and_refuse_collapsed_runs():
+    from unlearning.claims import CANNOT_TELL
+    from unlearning.retention import WmdpVerdicts
+
+    target = _wmdp_row("-", 0.6, 0.6)
+    rules = {"sum": (0.26, 0.27), "pcgrad_global": (0.28, 0.51), "pcgrad": (0.27, 0.53), "sago": (0.28, 0.57)}
+    main = pd.DataFrame([_wmdp_row(r, *a) for r, a in rules.items()])
+    judged = WmdpVerdicts(main, target, None, {}, ["bio"], ["GradDiff"])
+    # +GD's MMLU 0.27 over 200 questions cannot be told from chance: its run collapsed, no verdict
+    case = judged.recovery["bio", "GradDiff"]
+    assert case.verdict == CANNOT_TELL and "sum" in case.reason and "collapsed" in case.reason
+    assert judged.granularity["bio", "GradDiff"].verdict == HELD  # 0.51 < 0.53 < 0.57, forgetting alike
+    rules["sum"] = (0.26, 0.40)  # +GD keeps utility above chance: PCGrad and SAGO recover more, forgetting alike
+    judged = WmdpVerdicts(pd.DataFrame([_wmdp_row(r, *a) for r, a in rules.items()]), target, None, {}, ["bio"],
+                          ["GradDiff"])
+    assert judged.recovery["bio", "GradDiff"].verdict == HELD
+    assert "paired bootstrap over" in judged.resolution_text()
