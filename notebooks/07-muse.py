@@ -115,7 +115,7 @@ table
 # ## Did the claim hold?
 
 # %% tags=["hide-input"]
-cases, lines = muse_verdicts(lab, results, corpora, [m for m in methods if m in PAPER_BASELINES])
+cases, lines = muse_verdicts(results, corpora, [m for m in methods if m in PAPER_BASELINES])
 display(Markdown("**Did the claim hold in miniature?** " + " ".join(lines)))
 
 # %% [markdown]

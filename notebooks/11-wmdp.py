@@ -59,7 +59,7 @@ from unlearning import recipes
 from unlearning.plotting import plot_wmdp_pareto, use_book_style
 from unlearning.presentation import glue
 from unlearning.protocol import Lab
-from unlearning.retention import (WmdpVerdicts, flat_wmdp_metrics, granularity_table, question_counts, wmdp_grid,
+from unlearning.retention import (WmdpVerdicts, flat_wmdp_metrics, granularity_table, wmdp_grid,
                                   wmdp_table)
 
 use_book_style()
@@ -94,8 +94,7 @@ for split in splits:
 
 # %% tags=["hide-input"]
 # an accuracy the target cannot be told from chance on (its 95 % interval covers 1/4) cannot drop: no signal
-questions = question_counts(lab)
-flat = flat_wmdp_metrics(target, questions)
+flat = flat_wmdp_metrics(target)
 table, note = wmdp_table(main, flat, splits)
 glue(target=f"Target (base-{size}): WMDP-Bio {target['wmdp-bio_accuracy']:.3f}, WMDP-Cyber "
      f"{target['wmdp-cyber_accuracy']:.3f}, MMLU {target['mmlu_accuracy']:.3f}.", flat_note=note or " ")
@@ -132,7 +131,7 @@ granularity_table(main).round(3)
 # ## Did the claims hold?
 
 # %% tags=["hide-input"]
-judged = WmdpVerdicts(main, target, questions, flat, splits, objectives)
+judged = WmdpVerdicts(main, target, flat, splits, objectives)
 glue(**judged.sentences())
 
 # %% [markdown]

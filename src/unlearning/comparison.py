@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from unlearning.benchmarks import get_benchmark
 from unlearning.protocol import Lab, eval_config, oracle_of, tofu_oracle, tofu_run
-from unlearning.trajectory import Criterion, good_model, quality_table, selected_time, time_to_quality, trajectory
+from unlearning.trajectory import Criterion, good_model, held_point, quality_table, time_to_quality, trajectory
 
 SELF_COMPARED = {"forget_quality": 1.0, "privleak": 0.0}  # the oracle's metrics against itself
 
@@ -132,30 +132,21 @@ def fixed_budgets(lab: Lab, target: str, forget_split: str, protocol, budgets, c
 @dataclass
 class TimeToQuality:
     """Each run's trajectory, the criterion of a good model, the first point meeting it and the
-    fair time to hold one (`trajectory.selected_time`)."""
+    fair time to hold one (`trajectory.held_point`, `trajectory.selected_time`)."""
 
     criterion: Criterion
     trajectories: dict
     reached: dict
-    held: dict
+    points: dict  # method -> (the point where it holds a good model, evaluation seconds spent) or None
+    held: dict = field(init=False)  # method -> seconds to hold a good model (None: never)
+
+    def __post_init__(self):
+        self.held = {m: None if p is None else p[0]["seconds"] + p[1] for m, p in self.points.items()}
 
     def table(self) -> list[dict]:
         """`trajectory.quality_table`, with the fair time of each method."""
         return [{**row, "holds a good model at (s)": self.held[row["method"]]}
                 for row in quality_table(self.trajectories, self.reached)]
-
-    def held_step(self, method: str, self_stopping: bool) -> tuple[dict, float] | None:
-        """The point at which `method` holds a good model and the evaluation seconds it paid to find
-        it (`trajectory.selected_time`'s accounting), or None: never."""
-        points = self.trajectories[method]
-        if self_stopping:
-            return (points[-1], 0.0) if self.criterion.met(points[-1]) else None
-        spent = 0.0
-        for point in points[1:]:
-            spent += point.get("eval_seconds", 0.0)
-            if self.criterion.met(point):
-                return point, spent
-        return None
 
 
 def time_to_good_model(lab: Lab, benchmark: str, forget_split: str, records: dict, start: dict, oracle: dict, *,
@@ -171,7 +162,7 @@ def time_to_good_model(lab: Lab, benchmark: str, forget_split: str, records: dic
                     for m, record in records.items()}
     return TimeToQuality(criterion, trajectories,
                          {m: time_to_quality(points, criterion) for m, points in trajectories.items()},
-                         {m: selected_time(points, criterion, self_stopping=m in self_stopping)
+                         {m: held_point(points, criterion, self_stopping=m in self_stopping)
                           for m, points in trajectories.items()})
 
 
@@ -182,16 +173,17 @@ def record_until(record: dict, step: int, seconds: float) -> dict:
 
 
 def held_ratios(quality: TimeToQuality, records: dict, baselines, masc: str = "MASC") -> tuple[bool, dict]:
-    """Whether `masc` holds a good model, and each baseline's fair time over MASC's with the
+    """Whether `masc` holds a good model, and each baseline's fair time over MASC's (both as
+    `time_to_good_model` found them: MASC self-stopping, the baselines paying for evaluations) with the
     interval of both runs' per-step timings (`intervals.time_ratio`; the evaluations a baseline paid
     to find its checkpoint added as fixed seconds); None where a baseline never held one."""
     from unlearning.intervals import time_ratio
 
-    mine = quality.held_step(masc, self_stopping=True)
+    mine = quality.points[masc]
     masc_part = records[masc] if mine is None else record_until(records[masc], mine[0]["step"], mine[0]["seconds"])
     ratios = {}
     for name in baselines:
-        found = quality.held_step(name, self_stopping=False)
+        found = quality.points[name]
         ratios[name] = None if found is None else time_ratio(
             record_until(records[name], found[0]["step"], found[0]["seconds"]), masc_part, extra=(found[1], 0.0))
     return mine is not None, ratios
@@ -410,7 +402,7 @@ def muse_case(part, corpus: str, method: str = "MASC"):
                                      metric_difference(m, o, verbmem))
 
 
-def muse_verdicts(lab: Lab, results, corpora, baselines) -> tuple[list, list[str]]:
+def muse_verdicts(results, corpora, baselines) -> tuple[list, list[str]]:
     """Per corpus, whether MASC removed verbatim memorisation as the claim is registered
     (`muse_case`: VerbMem forget down to the oracle's, within the paired interval), and the
     sentence that says what it measured (KnowMem and PrivLeak shown, not judged). Returns

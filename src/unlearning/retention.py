@@ -152,16 +152,10 @@ def wmdp_grid(lab: Lab, base: str, split: str, objectives, target: dict, **optio
     return frame
 
 
-def question_counts(lab: Lab) -> dict[str, int]:
-    """How many questions each four-choice set of WMDP-mini holds (they size the sampling intervals)."""
-    return {s: lab.forget_size("wmdp", s) for s in ("wmdp-bio", "wmdp-cyber", "mmlu")}
-
-
-def flat_wmdp_metrics(target: dict, questions: dict | None = None) -> dict[str, str]:
+def flat_wmdp_metrics(target: dict) -> dict[str, str]:
     """The accuracies the target cannot be told from chance on: the 95 % interval of its accuracy
     over its questions (`intervals.metric_value`, one question's step as its floor) covers 1/4.
-    Nothing to unlearn there, no signal (`floors.near_level`). `questions` is not needed (the
-    items say how many) and kept for callers that pass it."""
+    Nothing to unlearn there, no signal (`floors.near_level`)."""
     from unlearning.floors import near_level
 
     flat = {}
@@ -233,7 +227,7 @@ class WmdpVerdicts:
     (`verdicts.ordered_by_granularity`), each difference of two runs' accuracies with its paired
     95 % interval over the same questions (`accuracy_difference`)."""
 
-    def __init__(self, main, target: dict, questions: dict | None, flat: dict, splits, objectives):
+    def __init__(self, main, target: dict, flat: dict, splits, objectives):
         from unlearning import verdicts
 
         self.main, self.target, self.splits = main, target, list(splits)

@@ -107,20 +107,28 @@ def time_to_quality(rows: list[dict], criterion: Criterion) -> dict | None:
     return next((row for row in rows if criterion.met(row)), None)
 
 
-def selected_time(rows: list[dict], criterion: Criterion, self_stopping: bool) -> float | None:
-    """Seconds until a method *holds* a good model, paying for how it finds it (issue 31's fair
-    speed measure, beyond the paper): a self-stopping method (MASC: its probes are already in its
-    run time) has its final model, which counts only if it meets `criterion`; any other method must
+def held_point(rows: list[dict], criterion: Criterion, self_stopping: bool) -> tuple[dict, float] | None:
+    """Where a method *holds* a good model, paying for how it finds it (issue 31's fair speed
+    measure, beyond the paper): the point and the evaluation seconds spent to find it, or None:
+    never. A self-stopping method (MASC: its probes are already in its run time) has its final
+    model, which counts only if it meets `criterion`, at no extra cost; any other method must
     evaluate its checkpoints to find the first good one, so every evaluation up to and including
-    that checkpoint (`eval_seconds`) is added to its run time there. None: never."""
+    that checkpoint (`eval_seconds`) is spent."""
     if self_stopping:
-        return rows[-1]["seconds"] if criterion.met(rows[-1]) else None
+        return (rows[-1], 0.0) if criterion.met(rows[-1]) else None
     spent = 0.0
     for row in rows[1:]:
         spent += row.get("eval_seconds", 0.0)
         if criterion.met(row):
-            return row["seconds"] + spent
+            return row, spent
     return None
+
+
+def selected_time(rows: list[dict], criterion: Criterion, self_stopping: bool) -> float | None:
+    """Seconds until a method holds a good model (`held_point`): the point's seconds into the run
+    plus the evaluations spent finding it. None: never."""
+    found = held_point(rows, criterion, self_stopping)
+    return None if found is None else found[0]["seconds"] + found[1]
 
 
 def quality_table(trajectories: dict[str, list[dict]], reached: dict[str, dict | None]) -> list[dict]:

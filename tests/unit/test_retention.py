@@ -106,13 +106,13 @@ def test_the_wmdp_verdicts_read_paired_accuracies_and_refuse_collapsed_runs():
     target = _wmdp_row("-", 0.6, 0.6)
     rules = {"sum": (0.26, 0.27), "pcgrad_global": (0.28, 0.51), "pcgrad": (0.27, 0.53), "sago": (0.28, 0.57)}
     main = pd.DataFrame([_wmdp_row(r, *a) for r, a in rules.items()])
-    judged = WmdpVerdicts(main, target, None, {}, ["bio"], ["GradDiff"])
+    judged = WmdpVerdicts(main, target, {}, ["bio"], ["GradDiff"])
     # +GD's MMLU 0.27 over 200 questions cannot be told from chance: its run collapsed, no verdict
     case = judged.recovery["bio", "GradDiff"]
     assert case.verdict == CANNOT_TELL and "sum" in case.reason and "collapsed" in case.reason
     assert judged.granularity["bio", "GradDiff"].verdict == HELD  # 0.51 < 0.53 < 0.57, forgetting alike
     rules["sum"] = (0.26, 0.40)  # +GD keeps utility above chance: PCGrad and SAGO recover more, forgetting alike
-    judged = WmdpVerdicts(pd.DataFrame([_wmdp_row(r, *a) for r, a in rules.items()]), target, None, {}, ["bio"],
+    judged = WmdpVerdicts(pd.DataFrame([_wmdp_row(r, *a) for r, a in rules.items()]), target, {}, ["bio"],
                           ["GradDiff"])
     assert judged.recovery["bio", "GradDiff"].verdict == HELD
     assert "paired bootstrap over" in judged.resolution_text()
