@@ -167,8 +167,9 @@ def _grads(params: Sequence[torch.nn.Parameter]) -> list[torch.Tensor]:
     return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in params]
 
 
-def _average_over_processes(tensors: list[torch.Tensor], world: int) -> list[torch.Tensor]:
-    """Mean of each tensor over the data-parallel processes (all-reduce), in place."""
+def average_over_processes(tensors: list[torch.Tensor], world: int) -> list[torch.Tensor]:
+    """Mean of each tensor over the data-parallel processes (all-reduce), in place (the engine's
+    and the Hugging Face drop-in's `unlearning.hf.GradientSynthesisMixin`)."""
     if world > 1:
         import torch.distributed as dist
 
@@ -428,7 +429,7 @@ def _accumulate(loop: _Loop, objective, micro: list[dict], weight: float) -> flo
         total += loss.item() / len(micro)
     if loop.world == 1:
         return total
-    return float(_average_over_processes([torch.tensor([total], dtype=torch.float64, device=loop.device)], loop.world)[0])
+    return float(average_over_processes([torch.tensor([total], dtype=torch.float64, device=loop.device)], loop.world)[0])
 
 
 def _update_direction(loop: _Loop, entry: dict) -> tuple | None:
@@ -446,13 +447,13 @@ def _update_direction(loop: _Loop, entry: dict) -> tuple | None:
         entry["forget_loss"] = _accumulate(loop, forget_objective, forget_micro, loop.gamma)
         if loop.use_retain:
             entry["retain_loss"] = _accumulate(loop, retain_objective, retain_micro, loop.alpha)
-        _average_over_processes([p.grad for p in loop.params if p.grad is not None], loop.world)
+        average_over_processes([p.grad for p in loop.params if p.grad is not None], loop.world)
         return None
     entry["forget_loss"] = _accumulate(loop, forget_objective, forget_micro, 1.0)
-    g_f = _average_over_processes(_grads(loop.params), loop.world)
+    g_f = average_over_processes(_grads(loop.params), loop.world)
     loop.optimizer.zero_grad(set_to_none=True)
     entry["retain_loss"] = _accumulate(loop, retain_objective, retain_micro, 1.0)
-    g_r = _average_over_processes(_grads(loop.params), loop.world)
+    g_r = average_over_processes(_grads(loop.params), loop.world)
     final = combine(g_f, g_r, loop.rule, alpha=loop.alpha, gamma=loop.gamma)
     for p, g in zip(loop.params, final):
         p.grad = g.to(p.dtype)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from unlearning.margin import IGNORE_INDEX
+from unlearning.margin import IGNORE_INDEX, continuation, shifted_margins, tau_from_rho
 
 
 def token_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -108,6 +108,17 @@ def masc_loss(margins: torch.Tensor, mask: torch.Tensor, tau: float, eta: float)
     hinge = torch.relu(margins.float() - (tau - eta)) / eta
     active = hinge[mask]
     return active.mean() if active.numel() else active.sum()  # the sum of nothing: 0, still in the graph
+
+
+def masc_objective(logits: torch.Tensor, labels: torch.Tensor, hp: dict, teacher_logits: torch.Tensor | None = None,
+                   generator: torch.Generator | None = None) -> torch.Tensor:
+    """MASC's forget loss of one batch (sections 2-6): the restricted margin of every labelled next
+    token against its top-k rivals (chosen from `logits`, or from `teacher_logits` in teacher mode),
+    kept on a freshly cut continuation region (`generator` draws the cut), then the buffered hinge
+    with tau = logit(rho). `hp` holds MASC's settings (`methods.MASC_DEFAULTS`'s keys). The engine's
+    MASC objective and the Hugging Face drop-in (`unlearning.hf`) both call this one function."""
+    margins, mask = shifted_margins(logits, labels, hp["k"], hp["beta"], teacher_logits, hp.get("delta"))
+    return masc_loss(margins, continuation(mask, hp, generator), tau_from_rho(hp["rho"]), hp["eta"])
 
 
 def rmu_forget_loss(activations: torch.Tensor, control: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:

@@ -144,24 +144,24 @@ def masc_token_margins(model, batch, hp: dict, reference=None) -> tuple[torch.Te
     """Margins `[B, T-1]` of a forget batch (self or teacher competitor set) and the mask of its
     labelled positions, before the continuation cut: what one forward pass determines."""
     logits = model(**model_inputs(batch)).logits
-    teacher = None
-    if hp["competitors"] == "teacher":
-        if reference is None:
-            raise RuntimeError("MASC teacher mode needs the frozen original model")
-        with torch.no_grad():
-            teacher = reference(**model_inputs(batch)).logits
+    teacher = teacher_logits(reference, batch, hp)
     return shifted_margins(logits, batch["labels"], hp["k"], hp["beta"], teacher, hp.get("delta"))
+
+
+def teacher_logits(reference, batch, hp: dict) -> torch.Tensor | None:
+    """The frozen original model's logits of a batch in teacher mode (they choose the rivals S,
+    MASC section 3); None in self mode."""
+    if hp["competitors"] != "teacher":
+        return None
+    if reference is None:
+        raise RuntimeError("MASC teacher mode needs the frozen original model")
+    with torch.no_grad():
+        return reference(**model_inputs(batch)).logits
 
 
 def continuation(mask: torch.Tensor, hp: dict, generator=None) -> torch.Tensor:
     """The labelled positions restricted to a freshly cut continuation region (MASC s. 2)."""
     return suffix_mask(mask, hp["cut_min"], hp["cut_max"], hp["min_prefix"], hp["min_suffix"], generator)
-
-
-def masc_margins(model, batch, hp: dict, reference=None, generator=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Margins and continuation mask of a forget batch (self or teacher competitor set)."""
-    margins, mask = masc_token_margins(model, batch, hp, reference)
-    return margins, continuation(mask, hp, generator)
 
 
 def violation_fractions(margins: torch.Tensor, mask: torch.Tensor, tau: float) -> torch.Tensor:

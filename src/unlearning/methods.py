@@ -19,7 +19,7 @@ import torch
 
 from unlearning import losses
 from unlearning.data import batches, on_device
-from unlearning.margin import masc_margins, model_inputs, tau_from_rho
+from unlearning.margin import model_inputs, tau_from_rho, teacher_logits
 
 
 @dataclass
@@ -54,9 +54,9 @@ def forget_simnpo(model, batch, ctx: Context) -> torch.Tensor:
 
 
 def forget_masc(model, batch, ctx: Context) -> torch.Tensor:
-    hp = ctx.hparams
-    margins, mask = masc_margins(model, batch, hp, ctx.reference, ctx.generator)
-    return losses.masc_loss(margins, mask, tau_from_rho(hp["rho"]), hp["eta"])
+    logits = model(**model_inputs(batch)).logits
+    teacher = teacher_logits(ctx.reference, batch, ctx.hparams)
+    return losses.masc_objective(logits, batch["labels"], ctx.hparams, teacher, ctx.generator)
 
 
 def retain_nll(model, batch, ctx: Context) -> torch.Tensor:

@@ -87,3 +87,42 @@ def test_accelerate_launch_of_the_cli_writes_one_run_equal_to_one_process(world,
     for name in single:
         assert torch.allclose(single[name], group[name], atol=1e-6), name
     assert max(float((single[n] - target.state_dict()[n]).abs().max()) for n in single) > 1e-4  # it trained
+
+
+def test_the_trainer_drop_ins_under_accelerate_launch_equal_one_process(world, target, tokenizer, splits, tmp_path):
+    """transformers' `Trainer` with `GradientSynthesisMixin` (SAGO) and `MascStopCallback`, launched
+    as two CPU processes by `accelerate launch` (tests/system/hf_worker.py): every process stops at
+    the step the main process's probe decides, and the losses, probes, stop step and weights equal one
+    engine process that accumulates the same global batch (two micro-batches) and stops by the same rule."""
+    from hf_worker import LR, PROBE, TOLERANCE
+    from unlearning.stopping import ViolationStop
+
+    save_model(target, tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "tok")
+    out = tmp_path / "hf"
+    out.mkdir()
+    tests = Path(__file__).parents[1]
+    launch = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+              "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
+              str(Path(__file__).with_name("hf_worker.py")), str(tmp_path / "model"), str(tmp_path / "tok"),
+              str(world / "tofu"), str(out), "30"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": f"{tests}{os.pathsep}{Path(__file__).parent}"}
+    done = subprocess.run(launch, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    info = json.loads((out / "info.json").read_text())
+
+    single = load_model(tmp_path / "model")
+    spec = get_method("GradDiff")
+    result = unlearn(single, spec, spec.hparams(), splits["forget10"], splits["retain90"], pad_token_id=tokenizer.pad_token_id,
+                     rule="sago", max_steps=30, stop=ViolationStop(TOLERANCE, 2, 4, 8), probe_examples=splits["forget10"][:8],
+                     probe_hparams=PROBE, optim=OptimConfig(lr=LR, batch_size=2, grad_accum=2, decay_groups="trainer",
+                                                            weight_decay=0.01, max_grad_norm=1.0), seed=0)
+    assert result.stopped and result.stop_step > 2
+    assert (info["processes"], info["steps"], info["stop_step"]) == (2, result.stop_step, result.stop_step)
+    assert [(s, stage, n) for s, stage, n, _ in info["probes"]] == [(s, stage, n) for s, stage, n, _ in result.probes]
+    assert [r for *_, r in info["probes"]] == pytest.approx([r for *_, r in result.probes], abs=1e-6)
+    assert [x for pair in info["losses"] for x in pair] == \
+        pytest.approx([e[k] for e in result.log for k in ("forget_loss", "retain_loss")], abs=1e-6)
+    weights = load_file(str(out / "weights.safetensors"))
+    for name, value in single.state_dict().items():
+        assert torch.allclose(weights[name], value, rtol=0, atol=1e-6), name

@@ -70,7 +70,7 @@ LAYERS = (
     ("benchmarks", {"benchmarks", "world"}),
     ("models and methods", {"models", "methods"}),
     ("engine and evaluation", {"engine", "evaluate", "gates", "fetch", "trajectory", "claims", "verdicts", "plotting",
-                               "alignment"}),
+                               "alignment", "hf"}),
     ("runs", {"runs", "learning"}),
     ("recipes", {"recipes"}),
     ("protocol", {"protocol", "comparison", "real_comparison", "retention", "beyond"}),

@@ -104,8 +104,11 @@ def test_registry_names_and_epoch_budgets():
 def _rates_one_sequence_at_a_time(model, examples, hp, pad, calls, seed=0):
     """The violation rate of each call n, the obvious way: every call draws a fresh cut for each of
     the first n sequences in order, one forward pass per sequence, macro mean of their fractions."""
-    from unlearning.margin import tau_from_rho, violation_fractions
-    from unlearning.margin import masc_margins
+    from unlearning.margin import continuation, masc_token_margins, tau_from_rho, violation_fractions
+
+    def masc_margins(model, batch, hp, reference, generator):
+        margins, mask = masc_token_margins(model, batch, hp, reference)
+        return margins, continuation(mask, hp, generator)
 
     generator = torch.Generator().manual_seed(seed + 1)
     rates = []

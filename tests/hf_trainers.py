@@ -1,0 +1,70 @@
+"""The Trainer subclasses and data the Hugging Face drop-in tests share (tests/unit/test_hf.py and the
+two-process worker tests/system/hf_worker.py): an OpenUnlearning-style GradDiff with gradient
+synthesis, a MASC trainer, and datasets in the order our engine draws its batches."""
+
+import torch
+from transformers import Trainer
+
+from unlearning.hf import (EncodedCollator, ForgetRetainCollator, GradientSynthesisMixin, UnlearningArguments,
+                           masc_forget_loss)
+from unlearning.losses import ga_loss, nll_loss
+
+
+def _logits(model, batch):
+    return model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+
+
+class GradDiff(GradientSynthesisMixin, Trainer):
+    """GradDiff as OpenUnlearning writes it, its update combined by the arguments' rule."""
+
+    def forget_loss(self, model, inputs):
+        return ga_loss(_logits(model, inputs["forget"]), inputs["forget"]["labels"])
+
+    def retain_loss(self, model, inputs):
+        return nll_loss(_logits(model, inputs["retain"]), inputs["retain"]["labels"])
+
+
+class Masc(Trainer):
+    """MASC's hinge (weight `gamma`) as a `compute_loss`; its continuation cuts from a seeded generator."""
+
+    def __init__(self, *args, settings, seed=0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.settings, self.cuts = settings, torch.Generator().manual_seed(seed)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
+        loss = self.settings["gamma"] * masc_forget_loss(outputs, inputs, self.settings, generator=self.cuts)
+        return (loss, outputs) if return_outputs else loss
+
+
+def engine_order(n: int, batch_size: int, draws: int, seed: int) -> list[int]:
+    """The example indices our engine's shuffled, cycling loader visits (one `randperm` per epoch
+    from a generator seeded `seed`), `draws` of them; whole batches only, so the Trainer's sequential
+    loader over these items forms the same batches."""
+    assert n % batch_size == 0, "a batch size that divides the set keeps every batch whole"
+    generator, order = torch.Generator().manual_seed(seed), []
+    while len(order) < draws:
+        order += torch.randperm(n, generator=generator).tolist()
+    return order[:draws]
+
+
+def engine_pairs(forget, retain, batch_size: int, micro_batches: int, seed: int = 0) -> list[dict]:
+    """Forget-retain items in the engine's order: the forget loader seeded `seed`, the retain loader `seed + 7`."""
+    draws = batch_size * micro_batches
+    f = engine_order(len(forget), batch_size, draws, seed)
+    r = engine_order(len(retain), batch_size, draws, seed + 7)
+    return [{"forget": forget[i], "retain": retain[j]} for i, j in zip(f, r)]
+
+
+def arguments(out, **overrides) -> UnlearningArguments:
+    """The Trainer's arguments the engine's `OptimConfig(decay_groups="trainer")` matches: fused AdamW,
+    a constant rate, clipping at 1, sequential batches, no saving or reporting."""
+    settings = dict(output_dir=str(out), per_device_train_batch_size=2, learning_rate=1e-3, weight_decay=0.01,
+                    lr_scheduler_type="constant", warmup_steps=0, max_grad_norm=1.0, optim="adamw_torch_fused",
+                    train_sampling_strategy="sequential", remove_unused_columns=False, report_to=[], save_strategy="no",
+                    logging_steps=1, use_cpu=True, seed=0, disable_tqdm=True, dataloader_num_workers=0)
+    return UnlearningArguments(**{**settings, **overrides})
+
+
+def collators(pad_token_id: int):
+    return ForgetRetainCollator(pad_token_id), EncodedCollator(pad_token_id)
