@@ -39,7 +39,7 @@ CHAPTER_JOBS ?= $(if $(filter paper,$(PROFILE)),1,2)
 CHAPTER_THREADS ?= 1
 CHAIN_A := 01-pipeline 02-world 04-margin 05-stopping 06-tofu 08-scale 09-quantization 16-beyond 11-wmdp \
   10-geometry 07-muse 13-paper-scale 12-rwku 90-api 15-rwku-real
-CHAIN_B := 14-tofu-real 03-learning
+CHAIN_B := 14-tofu-real 03-learning 17-trainer
 # the chapters that read the real checkpoint's fine-tunes and no laboratory model
 REAL_CHAPTERS := 14-tofu-real
 # goals that execute every chapter get the jobs and the chains (`make nb-NAME` runs that chapter alone)
@@ -175,6 +175,8 @@ $(CLAIMS_PAGE): $(EXECUTED) src/unlearning/claims.py | $(INSTALLED)
 # the paper-scale chapter runs the real checkpoint; chapter 3 shows every model
 book/generated/13-paper-scale.ipynb: $(REAL_MODEL)
 book/generated/03-learning.ipynb: $(MODELS_MANIFEST)
+# the Trainer page unlearns a laboratory target and the real checkpoint's fine-tune
+book/generated/17-trainer.ipynb: $(MODELS_MANIFEST)
 
 notebooks: $(EXECUTED) ## execute every notebook with PROFILE's parameters (only what changed)
 

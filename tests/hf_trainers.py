@@ -1,12 +1,14 @@
 """The Trainer subclasses and data the Hugging Face drop-in tests share (tests/unit/test_hf.py and the
 two-process worker tests/system/hf_worker.py): an OpenUnlearning-style GradDiff with gradient
-synthesis, a MASC trainer, and datasets in the order our engine draws its batches."""
+synthesis, a MASC trainer, and the engine-ordered datasets (`unlearning.hf.engine_pairs`)."""
+
+__all__ = ["GradDiff", "Masc", "arguments", "collators", "engine_order", "engine_pairs"]
 
 import torch
 from transformers import Trainer
 
 from unlearning.hf import (EncodedCollator, ForgetRetainCollator, GradientSynthesisMixin, UnlearningArguments,
-                           masc_forget_loss)
+                           engine_order, engine_pairs, masc_forget_loss)
 from unlearning.losses import ga_loss, nll_loss
 
 
@@ -35,25 +37,6 @@ class Masc(Trainer):
         outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
         loss = self.settings["gamma"] * masc_forget_loss(outputs, inputs, self.settings, generator=self.cuts)
         return (loss, outputs) if return_outputs else loss
-
-
-def engine_order(n: int, batch_size: int, draws: int, seed: int) -> list[int]:
-    """The example indices our engine's shuffled, cycling loader visits (one `randperm` per epoch
-    from a generator seeded `seed`), `draws` of them; whole batches only, so the Trainer's sequential
-    loader over these items forms the same batches."""
-    assert n % batch_size == 0, "a batch size that divides the set keeps every batch whole"
-    generator, order = torch.Generator().manual_seed(seed), []
-    while len(order) < draws:
-        order += torch.randperm(n, generator=generator).tolist()
-    return order[:draws]
-
-
-def engine_pairs(forget, retain, batch_size: int, micro_batches: int, seed: int = 0) -> list[dict]:
-    """Forget-retain items in the engine's order: the forget loader seeded `seed`, the retain loader `seed + 7`."""
-    draws = batch_size * micro_batches
-    f = engine_order(len(forget), batch_size, draws, seed)
-    r = engine_order(len(retain), batch_size, draws, seed + 7)
-    return [{"forget": forget[i], "retain": retain[j]} for i, j in zip(f, r)]
 
 
 def arguments(out, **overrides) -> UnlearningArguments:

@@ -153,7 +153,7 @@ def _muse_corpora() -> tuple:
 PARAMETER_CHECKS: dict[str, Callable] = {
     "profile": _one_of(lambda: PROFILES),
     "device": _one_of(_devices), "dtype": _one_of(_dtypes), "recipe_scale": _one_of(lambda: ("laboratory", "paper")),
-    "size": _size, "sizes": _size_list,
+    "size": _size, "sizes": _size_list, "real_size": _size,
     "methods": _all_of(_methods), "quantized_methods": _all_of(_methods, may_be_empty=True),
     "objective": _one_of(_methods), "objectives": _all_of(_methods),
     "rules": _all_of(_rules), "sweep_rules": _all_of(_rules), "optimizers": _all_of(lambda: ("adamw", "sgd")),
@@ -164,6 +164,7 @@ PARAMETER_CHECKS: dict[str, Callable] = {
     "epochs": _number(0, 1000), "batch_size": _number(0, 4096, integer=True),
     "cap": _number(0, 1e6, integer=True), "masc_cap": _number(0, 1e6, integer=True),
     "graddiff_steps": _number(0, 1e6, integer=True), "measure_steps": _number(0, 1e6, integer=True),
+    "trainer_steps": _number(0, 1e6, integer=True),
     "checkpoints": _number(0, 1e6, integer=True, each=True), "ks": _number(0, 1e6, integer=True, each=True),
     "betas": _number(0, 1e3, each=True), "rhos": _number(0, 1 - 1e-12, each=True),
     "tolerances": _number(0, 1, low_open=False, each=True), "retain_weights": _number(0, 1e6, low_open=False, each=True),

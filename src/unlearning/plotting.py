@@ -506,3 +506,25 @@ def plot_variants(results, oracle: dict):
     ax.scatter(oracle["forget_Q_A_ROUGE"], oracle["model_utility"], marker="x", s=80, color="grey")
     ax.set(xlabel="forget ROUGE-L (lower is better)", ylabel="model utility")
     return fig
+
+
+def plot_trainer_geometry(history: Sequence[dict]):
+    """A `Trainer`'s log history with `log_geometry` (`unlearning.hf`): per step, cos(g_f, g_r) (the
+    conflict the rule resolves) and cos(g_final, g_r) (the rule's guarantee: never below 0), and the
+    share of conflicting coordinates. Returns the figure."""
+    rows = [h for h in history if "cos_final_retain" in h]
+    steps = [h["step"] for h in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.4))
+    left.plot(steps, [h["cos_forget_retain"] for h in rows], marker="o", markersize=3, label="cos(g_f, g_r)")
+    left.plot(steps, [h["cos_final_retain"] for h in rows], marker="o", markersize=3, label="cos(g_final, g_r)")
+    left.axhline(0, color="black", linewidth=0.8)
+    left.set_ylim(-1.02, 1.02)
+    left.set_title("the update against the retain gradient")
+    left.legend(fontsize=8)
+    right.plot(steps, [h["conflict_coordinates"] for h in rows], marker="o", markersize=3, color="#7B4FA0")
+    right.set_ylim(0, 1)
+    right.set_title("coordinates whose signs conflict")
+    for ax in (left, right):
+        ax.set_xlabel("optimizer step")
+    fig.tight_layout()
+    return fig

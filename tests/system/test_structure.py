@@ -73,7 +73,7 @@ LAYERS = (
                                "alignment", "hf"}),
     ("runs", {"runs", "learning"}),
     ("recipes", {"recipes"}),
-    ("protocol", {"protocol", "comparison", "real_comparison", "retention", "beyond"}),
+    ("protocol", {"protocol", "comparison", "real_comparison", "retention", "beyond", "own_trainer"}),
     ("entry points", {"parameters", "execution"}),
     ("cli", {"cli"}),
 )

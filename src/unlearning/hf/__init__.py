@@ -14,14 +14,16 @@ how the model, tokenizer or datasets are built. Each piece calls the same functi
   (SAGO paper, Algorithm 1);
 - `MascStopCallback`: MASC's two-stage violation-rate stop (masc.md section 8);
 - `masc_forget_loss` / `masc_settings`: MASC's restricted-margin hinge for any `compute_loss`;
-- `ForgetRetainCollator`, `forget_retain_pairs`, `EncodedCollator`: the batches the examples use.
+- `ForgetRetainCollator`, `forget_retain_pairs`, `EncodedCollator`: the batches the examples use;
+  `engine_order`, `engine_pairs`: items in our engine's batch order (to compare a Trainer with it).
 """
 
 from unlearning.hf.arguments import UnlearningArguments
-from unlearning.hf.batches import EncodedCollator, ForgetRetainCollator, as_encoded, forget_retain_pairs
+from unlearning.hf.batches import (EncodedCollator, ForgetRetainCollator, as_encoded, engine_order, engine_pairs,
+                                   forget_retain_pairs)
 from unlearning.hf.callback import MascStopCallback
 from unlearning.hf.mixin import GradientSynthesisMixin
 from unlearning.hf.objective import masc_forget_loss, masc_settings
 
 __all__ = ["UnlearningArguments", "GradientSynthesisMixin", "MascStopCallback", "masc_forget_loss", "masc_settings",
-           "ForgetRetainCollator", "EncodedCollator", "forget_retain_pairs", "as_encoded"]
+           "ForgetRetainCollator", "EncodedCollator", "forget_retain_pairs", "as_encoded", "engine_order", "engine_pairs"]

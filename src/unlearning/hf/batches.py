@@ -56,3 +56,26 @@ class ForgetRetainCollator(EncodedCollator):
         if missing:
             raise ValueError(f"a forget-retain item needs 'forget' and 'retain'; one has no {missing[0]!r}")
         return {key: super(ForgetRetainCollator, self).__call__([item[key] for item in items]) for key in ("forget", "retain")}
+
+
+def engine_order(n: int, batch_size: int, draws: int, seed: int) -> list[int]:
+    """The example indices our engine's shuffled, cycling loader visits (`engine.unlearn`: one
+    `randperm` per epoch from a generator seeded `seed`), `draws` of them. Items in this order, read by
+    the Trainer sequentially (`train_sampling_strategy="sequential"`), form the engine's batches, so
+    the two can be compared step by step; the batch size must divide the set (whole batches only)."""
+    if n % batch_size:
+        raise ValueError(f"a batch of {batch_size} does not divide {n} examples: the engine's last batch of an epoch "
+                         "would be short and the Trainer's would not")
+    generator, order = torch.Generator().manual_seed(seed), []
+    while len(order) < draws:
+        order += torch.randperm(n, generator=generator).tolist()
+    return order[:draws]
+
+
+def engine_pairs(forget: Sequence, retain: Sequence, batch_size: int, micro_batches: int, seed: int = 0) -> list[dict]:
+    """Forget-retain items in the order of the engine's two loaders (forget seeded `seed`, retain
+    `seed + 7`), enough for `micro_batches` micro-batches of `batch_size`."""
+    draws = batch_size * micro_batches
+    f = engine_order(len(forget), batch_size, draws, seed)
+    r = engine_order(len(retain), batch_size, draws, seed + 7)
+    return [{"forget": as_encoded(forget[i]), "retain": as_encoded(retain[j])} for i, j in zip(f, r)]
