@@ -108,7 +108,7 @@ args = UnlearningArguments(
 trainer = GradDiff(model=model, args=args, train_dataset=engine_pairs(forget, retain, 2, trainer_steps),
                    data_collator=ForgetRetainCollator(pad))
 trainer.remove_callback(PrinterCallback)  # the page shows the log below, as a figure and a table
-trainer.train()
+trainer.train();
 
 # %% [markdown]
 # The Trainer's log history now holds, for every step, the forget and the retain loss (averaged over
@@ -182,7 +182,7 @@ masc_args = TrainingArguments(
 masc = MASC(model=get_peft_model(real_model, lora), args=masc_args, train_dataset=real_forget,
             data_collator=EncodedCollator(real_pad), callbacks=[stop])
 masc.remove_callback(PrinterCallback)
-masc.train()
+masc.train();
 
 # %% [markdown]
 # MASC is not a two-task method, so its arguments are the Trainer's own `TrainingArguments`; the
