@@ -4,8 +4,9 @@ Each optimizer step draws one forget and one retain batch (both loaders cycle), 
 forget objective L_f and the retain objective L_r of the chosen method, and turns them into
 one update:
 
-- rule `sum` without geometry logging: one joint backward of gamma*L_f + alpha*L_r (what
-  GradDiff and MASC do; fastest);
+- rule `sum` without geometry logging: gamma*grad L_f + alpha*grad L_r accumulated straight into
+  `.grad` by the two objectives' backward passes, with no gradient buffers (what GradDiff and MASC
+  do; fastest);
 - any other rule: two backward passes fill a forget and a retain gradient buffer, and
   `synthesis.combine` writes the combined direction into `.grad` (SAGO paper, Algorithm 1).
 

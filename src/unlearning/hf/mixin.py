@@ -56,7 +56,8 @@ class GradientSynthesisMixin:
         inputs = self._prepare_inputs(inputs)
         network = self.accelerator.unwrap_model(model)
         params = [p for p in network.parameters() if p.requires_grad]
-        share = 1.0 / self.current_gradient_accumulation_steps
+        # the window's micro-batches (fewer in an epoch's last window); older transformers: the argument
+        share = 1.0 / getattr(self, "current_gradient_accumulation_steps", self.args.gradient_accumulation_steps)
         if self._buffers is None:
             self._buffers = [[torch.zeros_like(p, dtype=torch.float32) for p in params] for _ in range(2)]
         losses = [self._backward_into(network, task, inputs, params, share, buffer)
