@@ -232,7 +232,7 @@ test: ## unit tests (the real model included), every notebook, both editions of 
 	@$(TIMED) "real model (models/real)" $(MAKE) --no-print-directory real-model
 	$(TIMED) "lint (ruff)" $(BIN)/ruff check src tests perf notebooks
 	$(TIMED) "unit and system tests" env OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests --ignore=tests/browser \
-	  --ignore=tests/built -n $(TEST_WORKERS) --dist loadfile
+	  --ignore=tests/built -n $(TEST_WORKERS) --dist loadfile --durations=15
 	$(TIMED) "smoke book (models, chapters, HTML)" $(MAKE) --no-print-directory -j$(CHAPTER_JOBS) \
 	  book book-student PROFILE=smoke
 	$(TIMED) "browser and built-book tests" $(BIN)/python -m pytest tests/browser tests/built -rs
