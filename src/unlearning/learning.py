@@ -395,15 +395,27 @@ def _longest_first(job: Job) -> tuple:
     return (job.parent is not None, -list(SIZES).index(job.size) if job.size in SIZES else 0)
 
 
+def _ignore_interrupt() -> None:
+    """Worker initializer: Ctrl-C reaches the whole process group, but only the parent decides."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _train_parallel(stale: list[tuple[Job, str, str]], data_root: Path, out_root: Path, workers: int, log) -> None:
     """Train `stale` jobs in `workers` processes; a job starts once its parent is trained.
-    Spawned (not forked) workers, so no thread pool is inherited."""
+    Spawned (not forked) workers, so no thread pool is inherited.
+
+    On Ctrl-C (or any error) the workers are terminated rather than awaited: a pool's usual
+    `shutdown(wait=True)` can hang on workers that a signal killed mid-message."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     pending = {job.name: (job, key, gates_key) for job, key, gates_key in stale}
     running: dict = {}
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_ignore_interrupt)
+    try:
         while pending or running:
             busy = {job.name for job, *_ in pending.values()} | set(running.values())
             ready = sorted((entry for entry in pending.values() if entry[0].parent not in busy),
@@ -416,6 +428,20 @@ def _train_parallel(stale: list[tuple[Job, str, str]], data_root: Path, out_root
             for future in done:
                 name = running.pop(future)
                 log(f"learned {name} in {future.result():.0f} s")
+    except BaseException:
+        _terminate(pool)
+        raise
+    pool.shutdown()
+
+
+def _terminate(pool) -> None:
+    """Stop a process pool now: cancel what has not started, kill what runs, reap the workers."""
+    workers = list((pool._processes or {}).values())  # noqa: SLF001 - the pool offers no public handle
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        process.terminate()
+    for process in workers:
+        process.join(timeout=10)
 
 
 def _in_part(job: Job, part: str) -> bool:
