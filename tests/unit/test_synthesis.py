@@ -254,3 +254,16 @@ def test_update_geometry_by_hand():
     # (1, 1) against g_r = (1, 0): the step climbs the retain loss, cos(update, -g_r) = -1/sqrt(2)
     out = update_geometry([torch.tensor([1.0, 1.0])], [torch.tensor([1.0, 1.0])], [torch.tensor([1.0, 0.0])])
     assert out["cos_update_retain"] == pytest.approx(-2 ** -0.5) and out["cos_update_forget"] == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_every_rule_commutes_with_a_loss_scale(rule):
+    """combine(s g_f, s g_r) = s combine(g_f, g_r) for a power-of-two s (fp16's GradScaler): the
+    Trainer mixin combines scaled gradients and lets the scaler unscale the result (unlearning.hf)."""
+    generator = torch.Generator().manual_seed(5)
+    g_f = [torch.randn(6, 4, generator=generator), torch.randn(9, generator=generator)]
+    g_r = [torch.randn(6, 4, generator=generator), -g_f[1] + 0.2 * torch.randn(9, generator=generator)]
+    scale = 2.0 ** 16
+    scaled = combine([scale * g for g in g_f], [scale * g for g in g_r], rule, alpha=0.5, gamma=2.0)
+    for got, expected in zip(scaled, combine(g_f, g_r, rule, alpha=0.5, gamma=2.0)):
+        assert torch.allclose(got / scale, expected, rtol=1e-6, atol=0)
