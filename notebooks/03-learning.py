@@ -35,10 +35,10 @@
 # computed when a model is trained and stored beside it (`learning.json`).
 
 # %% tags=["parameters"]
-manifest_path = "models/mini/manifest.json"   # written by `make models` (unlearning learn)
+manifest_path = "models/mini/manifest.json"   # written by `make models` (laboratory learn)
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("03-learning", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -52,13 +52,13 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from unlearning.benchmarks import get_benchmark
-from unlearning.claims import record
-from unlearning.comparison import size_steps
-from unlearning.gates import FOUR_CHOICE_CHANCE, PARAPHRASE_CHANCE, model_table, scale_table, verdicts
-from unlearning.plotting import plot_memorisation, use_book_style
-from unlearning.presentation import glue, trend
-from unlearning.protocol import Lab, eval_config
-from unlearning.verdicts import grows_with_size
+from experiments.claims import record
+from experiments.comparison import size_steps
+from laboratory.gates import FOUR_CHOICE_CHANCE, PARAPHRASE_CHANCE, model_table, scale_table, verdicts
+from experiments.plotting import plot_memorisation, use_book_style
+from experiments.presentation import glue, trend
+from experiments.lab import Lab, eval_config
+from experiments.verdicts import grows_with_size
 
 use_book_style()
 if not Path(manifest_path).is_file():
@@ -120,7 +120,7 @@ plt.show()
 verbatim, asked = list(scale["target forget ROUGE-L"]), list(scale["target paraphrased-question acc"])
 required = checks[checks["required"]] if len(checks) else checks
 # the gates read forget10; the verdict reads each target's forget10 answers again, item by item, so that
-# the sizes are compared on the same questions (paired intervals, `unlearning.intervals`)
+# the sizes are compared on the same questions (paired intervals, `experiments.intervals`)
 profile = Path(manifest_path).parent.name
 lab = Lab.for_profile(profile)
 config = replace(eval_config("tofu", "forget10"), forget_only=True)

@@ -39,7 +39,7 @@ device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("04-margin", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -49,11 +49,12 @@ import matplotlib.pyplot as plt
 from unlearning.data import collate
 from unlearning.margin import tau_from_rho, violation_rate
 from unlearning.methods import MASC_DEFAULTS
-from unlearning.metrics.memorization import proposition1_summary, proposition1_table, sequence_margins, violation_grid
+from experiments.tables import proposition1_summary, proposition1_table, violation_grid
+from unlearning.metrics.memorization import sequence_margins
 from unlearning.models import load_model
-from unlearning.plotting import plot_margin_histograms, plot_proposition1, plot_violation_knobs, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import Lab, tofu_oracle, tofu_target
+from experiments.plotting import plot_margin_histograms, plot_proposition1, plot_violation_knobs, use_book_style
+from experiments.presentation import glue
+from experiments.lab import Lab, tofu_oracle, tofu_target
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)

@@ -33,17 +33,17 @@ device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("05-stopping", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 
-from unlearning.comparison import fixed_budgets, tolerance_sweep
-from unlearning.plotting import plot_checkpoints_against_stop, plot_violation_trace, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_target
+from experiments.comparison import fixed_budgets, tolerance_sweep
+from experiments.plotting import plot_checkpoints_against_stop, plot_violation_trace, use_book_style
+from experiments.presentation import glue
+from experiments.lab import Lab, Protocol, eval_config, tofu_oracle, tofu_target
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)

@@ -48,7 +48,7 @@ dtype = "float32"    # or bfloat16
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("06-tofu", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -57,12 +57,12 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.comparison import (every_number, flat_tofu_metrics, show_recipes, time_to_good_model, tofu_comparison,
+from experiments.comparison import (every_number, flat_tofu_metrics, show_recipes, time_to_good_model, tofu_comparison,
                                    tofu_verdicts)
-from unlearning.plotting import plot_figure1, plot_quality_against_utility, plot_time_to_quality, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import PAPER_BASELINES, Lab, Protocol, tofu_target, tune_rmu_on_tofu
-from unlearning.trajectory import checkpoint_steps
+from experiments.plotting import plot_figure1, plot_quality_against_utility, plot_time_to_quality, use_book_style
+from experiments.presentation import glue
+from experiments.lab import PAPER_BASELINES, Lab, Protocol, tofu_target, tune_rmu_on_tofu
+from experiments.trajectory import checkpoint_steps
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -127,7 +127,7 @@ glue(checkpoint_steps=", ".join(map(str, schedule)), good_model=quality.criterio
 # %% [markdown]
 # Checkpoints at steps {glue:md}`checkpoint_steps` (and each run's last step). A good model:
 # {glue:md}`good_model`: as good as the oracle as far as these items can tell (the intervals of
-# `unlearning.intervals`: both models' items resampled together).
+# `experiments.intervals`: both models' items resampled together).
 
 # %% mystnb={"figure": {"caption": "Forget quality, forget ROUGE-L and model utility of each run against the seconds it had run, from its start model through its checkpoints to its final model. The dashed line is the oracle; the green band lies at or below the oracle's forget level, the dotted red line is the oracle's utility; a good model is at both within the paired interval over the same items, and a star marks where a run first was.", "name": "fig-tofu-time-to-quality"}} tags=["hide-input"]
 plot_time_to_quality(quality.trajectories, main.loc["Oracle"], quality.criterion, quality.reached)

@@ -47,7 +47,7 @@ dtype = "float32"    # or bfloat16
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("07-muse", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -55,11 +55,11 @@ check_parameters("07-muse", globals())  # every parameter, before any work: one 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from unlearning.comparison import (MUSE_COLUMNS, every_number, flat_muse_metrics, muse_comparison, muse_recipe,
+from experiments.comparison import (MUSE_COLUMNS, every_number, flat_muse_metrics, muse_comparison, muse_recipe,
                                    muse_record, muse_verdicts)
-from unlearning.plotting import plot_muse_bars, use_book_style
-from unlearning.protocol import PAPER_BASELINES, Lab
-from unlearning.recipes import show
+from experiments.plotting import plot_muse_bars, use_book_style
+from experiments.lab import PAPER_BASELINES, Lab
+from experiments.tables import show_recipe
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -74,7 +74,7 @@ results, tuning = muse_comparison(lab, size, corpora, methods, rmu_grid)
 # %% tags=["hide-input"]
 for corpus in corpora:
     for name in dict.fromkeys(muse_recipe(corpus, m) for m in methods if m != "RMU"):
-        show(lab, name, [m for m in methods if m != "RMU" and muse_recipe(corpus, m) == name], f"{corpus}/target-{size}")
+        show_recipe(lab, name, [m for m in methods if m != "RMU" and muse_recipe(corpus, m) == name], f"{corpus}/target-{size}")
 
 # %% [markdown]
 # ## The four MUSE numbers per method

@@ -36,7 +36,7 @@ dtype = "float32"    # or bfloat16
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("08-scale", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -44,16 +44,16 @@ check_parameters("08-scale", globals())  # every parameter, before any work: one
 import matplotlib.pyplot as plt
 from IPython.display import Markdown
 
-from unlearning import recipes
-from unlearning.comparison import SCALE_COLUMNS, ScaleVerdicts, every_number, scale_comparison
+from experiments.tables import show_recipe
+from experiments.comparison import SCALE_COLUMNS, ScaleVerdicts, every_number, scale_comparison
 from unlearning.models import SIZES
-from unlearning.plotting import plot_against_size, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import Lab, tofu_target
+from experiments.plotting import plot_against_size, use_book_style
+from experiments.presentation import glue
+from experiments.lab import Lab, tofu_target
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
-recipes.show(lab, "masc/scale", methods, tofu_target(sizes[0]), forget_split=forget_split)
+show_recipe(lab, "masc/scale", methods, tofu_target(sizes[0]), forget_split=forget_split)
 left_out = [size for size in SIZES if size not in sizes]
 glue(sizes=", ".join(sizes), left_out=f"This profile leaves out {', '.join(left_out)} to keep the book within its time "
      "budget (add them to `learn.yaml` and to this chapter's `sizes`)." if left_out else "Every size of the family is here.")
@@ -85,7 +85,7 @@ every_number(results.set_index(["method", "size"]), {}, SCALE_COLUMNS)[0]
 # ## Did the claim hold?
 #
 # The claim has two halves, judged together (`verdicts.scale_invariant`), every difference with its
-# paired 95 % interval over the same forget items, which every size answers (`unlearning.intervals`).
+# paired 95 % interval over the same forget items, which every size answers (`experiments.intervals`).
 # First, every size must have *forgotten*: MASC's forget ROUGE-L below its target's beyond the
 # interval; invariance of an unmoved metric says nothing, so otherwise the page cannot tell.
 # *Scale-invariant forgetting*: MASC's gap to the oracle of its own size does not change between

@@ -41,7 +41,7 @@ dtype = "float32"    # or bfloat16
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("09-quantization", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -49,10 +49,10 @@ check_parameters("09-quantization", globals())  # every parameter, before any wo
 import matplotlib.pyplot as plt
 from IPython.display import Markdown
 
-from unlearning.comparison import precision_table, quantization_check, quantized_results, show_recipes, small_update_run
-from unlearning.plotting import plot_quantization_dumbbell, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import Lab, Protocol, eval_config, tofu_oracle, tofu_run, tofu_target, tune_rmu_on_tofu
+from experiments.comparison import precision_table, quantization_check, quantized_results, show_recipes, small_update_run
+from experiments.plotting import plot_quantization_dumbbell, use_book_style
+from experiments.presentation import glue
+from experiments.lab import Lab, Protocol, eval_config, tofu_oracle, tofu_run, tofu_target, tune_rmu_on_tofu
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -106,7 +106,7 @@ precision_table(results, names).round(3)
 # ## Did the claim hold?
 #
 # For every unlearned model and code, `verdicts.survives_quantization` reads three differences, each
-# with its paired 95 % interval over the same forget items (`unlearning.intervals`): what unlearning
+# with its paired 95 % interval over the same forget items (`experiments.intervals`): what unlearning
 # removed in full precision (target minus model); the model's rise under the code minus the larger
 # *rise* of the two controls under the same code (signed: a control that falls excuses nothing); and
 # what is still forgotten after the code (quantized target minus quantized model). A resolved rise is

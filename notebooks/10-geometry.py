@@ -41,7 +41,7 @@ dtype = "float32"    # or bfloat16
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("10-geometry", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -50,11 +50,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown
 
-from unlearning import alignment, recipes
-from unlearning.plotting import plot_losses_by_rule, plot_module_conflicts, plot_sago_against_pcgrad, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import Lab
-from unlearning.retention import geometry_runs, sago_run_name
+from experiments import alignment
+
+from experiments.tables import show_recipe
+from unlearning import recipes
+from experiments.plotting import plot_losses_by_rule, plot_module_conflicts, plot_sago_against_pcgrad, use_book_style
+from experiments.presentation import glue
+from experiments.lab import Lab
+from experiments.retention import geometry_runs, sago_run_name
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -67,7 +70,7 @@ logs = alignment.logs_of(geometry_runs(lab, objective, rules, start))
 # PCGrad settings run with the global rule):
 
 # %% tags=["hide-input"]
-recipes.show(lab, recipe, list(dict.fromkeys(sago_run_name(recipe, objective, rule)[0] for rule in rules)),
+show_recipe(lab, recipe, list(dict.fromkeys(sago_run_name(recipe, objective, rule)[0] for rule in rules)),
              f"base-{size}", benchmark="wmdp", forget_split="bio-forget-corpus")
 
 # %% [markdown]

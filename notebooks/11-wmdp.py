@@ -46,7 +46,7 @@ dtype = "float32"    # or bfloat16
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("11-wmdp", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -55,11 +55,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown
 
-from unlearning import recipes
-from unlearning.plotting import plot_wmdp_pareto, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import Lab
-from unlearning.retention import (WmdpVerdicts, flat_wmdp_metrics, granularity_table, wmdp_grid,
+from experiments.tables import show_recipe
+from experiments.plotting import plot_wmdp_pareto, use_book_style
+from experiments.presentation import glue
+from experiments.lab import Lab
+from experiments.retention import (WmdpVerdicts, flat_wmdp_metrics, granularity_table, wmdp_grid,
                                   wmdp_table)
 
 use_book_style()
@@ -78,7 +78,7 @@ results = pd.concat([main[main.split == splits[0]], sweep[sweep.variant != "forg
 
 # %% tags=["hide-input"]
 for split in splits:
-    recipes.show(lab, f"sago/wmdp-{split}", sorted(set(main[main.split == split].recipe.str.split(" ").str[0])), base,
+    show_recipe(lab, f"sago/wmdp-{split}", sorted(set(main[main.split == split].recipe.str.split(" ").str[0])), base,
                  benchmark="wmdp", forget_split=f"{split}-forget-corpus")
 
 # %% [markdown]

@@ -37,7 +37,7 @@ dtype = "float32"    # or bfloat16
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("12-rwku", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -45,12 +45,12 @@ check_parameters("12-rwku", globals())  # every parameter, before any work: one 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown
 
-from unlearning import recipes
+from experiments.tables import show_recipe
 from unlearning.benchmarks.rwku import summarise
-from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import Lab
-from unlearning.retention import (differences_text, flat_rwku_metrics, rwku_differences, rwku_floor, rwku_grid,
+from experiments.plotting import plot_forget_neighbour_panels, use_book_style
+from experiments.presentation import glue
+from experiments.lab import Lab
+from experiments.retention import (differences_text, flat_rwku_metrics, rwku_differences, rwku_floor, rwku_grid,
                                   rwku_record, rwku_table, sago_versus_pcgrad)
 
 use_book_style()
@@ -58,7 +58,7 @@ lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_s
 base = f"base-{size}"
 target = lab.evaluate("rwku", lab.model(base))
 results, _ = rwku_grid(lab, "rwku", base, objectives)
-recipes.show(lab, "sago/rwku", sorted(set(results.recipe.str.split(" ").str[0])), base, benchmark="rwku")
+show_recipe(lab, "sago/rwku", sorted(set(results.recipe.str.split(" ").str[0])), base, benchmark="rwku")
 
 # %% [markdown]
 # ## Forgetting against neighbour knowledge

@@ -50,7 +50,7 @@ variants = ["full fine-tuning, float32", "LoRA r 16, float32", "LoRA r 16, bfloa
 fetch_config = "notebooks/profiles/paper/fetch.yaml"   # what `unlearning fetch` downloads at paper scale
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("13-paper-scale", globals())  # every parameter, before any work: one line naming a wrong one
 

@@ -24,7 +24,7 @@
 # **The data** (`data/<profile>/tofu-real`, in TOFU's schema): fictitious authors of the laboratory
 # world, fewer than in TOFU-mini because fine-tuning a 135M-parameter model costs minutes per hundred
 # answers on a CPU, and, for model utility, real authors and world facts written out in
-# `unlearning.world.real_facts`, kept only where the model answered them correctly *before* any
+# `laboratory.world.real_facts`, kept only where the model answered them correctly *before* any
 # fine-tuning (TOFU's requirement for its real-author and world-fact sets).
 #
 # **The models** (`make models`): the *target* is the real model fully fine-tuned on every author,
@@ -59,7 +59,7 @@ dtype = "float32"
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("14-tofu-real", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -70,11 +70,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from unlearning.comparison import every_number, precision_table, quantization_check, quantized_results, show_recipes
-from unlearning.plotting import plot_figure1, plot_quality_against_utility, plot_quantization_dumbbell, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import PAPER_BASELINES, REAL_BASE, Lab, Protocol, eval_config
-from unlearning.real_comparison import (REAL_COLUMNS, SEED_COLUMNS, curation_check, real_comparison, real_signals,
+from experiments.comparison import every_number, precision_table, quantization_check, quantized_results, show_recipes
+from experiments.plotting import plot_figure1, plot_quality_against_utility, plot_quantization_dumbbell, use_book_style
+from experiments.presentation import glue
+from experiments.lab import PAPER_BASELINES, REAL_BASE, Lab, Protocol, eval_config
+from experiments.real_comparison import (REAL_COLUMNS, SEED_COLUMNS, curation_check, real_comparison, real_signals,
                                         real_verdicts)
 
 use_book_style()

@@ -20,7 +20,7 @@
 # which already knows real people:
 #
 # - **Targets it demonstrably knows.** Candidate facts about famous people are written out in
-#   `unlearning.world.real_people`, each as a fill-in-the-blank statement (level 1), a question
+#   `laboratory.world.real_people`, each as a fill-in-the-blank statement (level 1), a question
 #   (level 2) and an adversarial variant (level 3: prefix injection, affirmative suffix, role play,
 #   context hint, in-context example). A probe is kept only where the original model's greedy
 #   answer contains the true answer, and the targets are those of whom it answers the most
@@ -31,7 +31,7 @@
 #   ...), whose probes must survive; the retain corpus is what the model writes about people who are
 #   neither.
 #
-# The data are built once by `unlearning rwku-real` and committed (`data/<profile>/rwku-real`),
+# The data are built once by `laboratory rwku-real` and committed (`data/<profile>/rwku-real`),
 # like RWKU's generated corpus. Probes use RWKU's official prompts inside the chat template, as
 # the SAGO code renders them. **The claim under test** is the SAGO paper's Fig. 4 and RWKU
 # column: SAGO keeps the most neighbour knowledge (+3.4 to +13.3 ROUGE-L over PCGrad) at similar
@@ -51,7 +51,7 @@ dtype = "float32"
 recipe_scale = "laboratory"  # the papers' recipes scaled to the model (unlearning.recipes), or "paper": as released
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("15-rwku-real", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -60,15 +60,15 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown
 
-from unlearning import recipes
+from experiments.tables import show_recipe
 from unlearning.benchmarks import get_benchmark
 from unlearning.benchmarks.common import EvalConfig
 from unlearning.benchmarks.rwku import PROBE_SPLITS, summarise
 from unlearning.data import read_jsonl
-from unlearning.plotting import plot_forget_neighbour_panels, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import REAL_BASE, Lab
-from unlearning.retention import (SAGO_OBJECTIVES, SAGO_RULES, curation_by_person, differences_text, forgetting_moved,
+from experiments.plotting import plot_forget_neighbour_panels, use_book_style
+from experiments.presentation import glue
+from experiments.lab import REAL_BASE, Lab
+from experiments.retention import (SAGO_OBJECTIVES, SAGO_RULES, curation_by_person, differences_text, forgetting_moved,
                                   rules_over_seeds, rwku_differences, rwku_grid, rwku_record, rwku_table,
                                   sago_versus_pcgrad)
 
@@ -137,9 +137,9 @@ if with_masc:  # beyond both papers: MASC with its recipe for a text corpus (MUS
 # a text corpus (`masc/muse-news`).
 
 # %% tags=["hide-input"]
-recipes.show(lab, "sago/rwku", sorted(set(results.recipe.str.split(" ").str[0])), REAL_BASE, benchmark="rwku-real")
+show_recipe(lab, "sago/rwku", sorted(set(results.recipe.str.split(" ").str[0])), REAL_BASE, benchmark="rwku-real")
 if with_masc:
-    recipes.show(lab, "masc/muse-news", ["MASC"], REAL_BASE, benchmark="rwku-real")
+    show_recipe(lab, "masc/muse-news", ["MASC"], REAL_BASE, benchmark="rwku-real")
 
 # %% [markdown]
 # Each panel below is one objective. The dashed lines cross at the original model, where every run

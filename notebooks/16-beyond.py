@@ -39,18 +39,18 @@ device = "auto"      # auto (a GPU when there is one), cpu or cuda
 dtype = "float32"    # or bfloat16
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("16-beyond", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 
-from unlearning.beyond import COLUMNS, contrast, variant_results
-from unlearning.comparison import every_number
-from unlearning.plotting import plot_variants, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import Lab, Protocol
+from experiments.beyond import COLUMNS, contrast, variant_results
+from experiments.comparison import every_number
+from experiments.plotting import plot_variants, use_book_style
+from experiments.presentation import glue
+from experiments.lab import Lab, Protocol
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype)

@@ -49,7 +49,7 @@ masc_cap = 120          # at most this many steps of MASC (its recipe's budget i
 device = "auto"
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("17-trainer", globals())  # every parameter, before any work: one line naming a wrong one
 
@@ -60,10 +60,10 @@ import matplotlib.pyplot as plt
 import torch
 from transformers import PrinterCallback, Trainer, TrainingArguments
 
-from unlearning.own_trainer import answer_probabilities, engine_beside, probes_of, start
-from unlearning.plotting import plot_trainer_geometry, plot_violation_trace, use_book_style
-from unlearning.presentation import glue
-from unlearning.protocol import Lab
+from experiments.own_trainer import answer_probabilities, engine_beside, probes_of, start
+from experiments.plotting import plot_trainer_geometry, plot_violation_trace, use_book_style
+from experiments.presentation import glue
+from experiments.lab import Lab
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device)

@@ -23,19 +23,19 @@
 package = "unlearning"
 
 # %% tags=["remove-cell"]
-from unlearning.parameters import check_parameters
+from experiments.parameters import check_parameters
 
 check_parameters("90-api", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% [markdown]
 # The page skips two modules: `unlearning.cli`, whose commands `unlearning --help` lists with their
-# options, and `unlearning.world.reference`, which holds no function but the sizes of the real
+# options, and `laboratory.world.reference`, which holds no function but the sizes of the real
 # benchmarks' splits ({doc}`02-world` shows them beside the laboratory's). A name in the list below is importable as written, for example
 # `from unlearning.margin import restricted_margin`; the chapters show each piece at work.
 
 # %% tags=["hide-input"]
 from IPython.display import Markdown
 
-from unlearning.presentation import api_reference
+from experiments.presentation import api_reference
 
-Markdown(api_reference(package, skip={"unlearning.cli", "unlearning.world.reference"}))
+Markdown(api_reference(package, skip={"unlearning.cli", "laboratory.world.reference"}))

@@ -56,7 +56,7 @@ def probe_cost(lab, size: str, repetitions: int) -> dict:
     from dataclasses import replace
 
     from unlearning.benchmarks import get_benchmark
-    from unlearning.protocol import Protocol
+    from experiments.lab import Protocol
     from unlearning.runs import execute
 
     tofu = get_benchmark("tofu")
@@ -81,7 +81,8 @@ def probe_cost(lab, size: str, repetitions: int) -> dict:
 # --- 2. time to a good model -------------------------------------------------------------------
 
 def chapter_parameters(chapter: str) -> dict:
-    from unlearning.parameters import defaults_of, read_yaml_mapping
+    from experiments.parameters import defaults_of
+    from unlearning.records import read_yaml_mapping
 
     return {**defaults_of(chapter), **read_yaml_mapping(ROOT / "notebooks" / "profiles" / PROFILE / f"{chapter}.yaml")}
 
@@ -90,10 +91,10 @@ def time_to_quality(lab) -> dict:
     """Chapter 6's largest-split runs with their checkpoints, as the chapter computes them, and the
     fair time to a good model (`trajectory.selected_time`: a baseline pays for the evaluations that
     find its good checkpoint, MASC's probes are in its run time)."""
-    from unlearning.comparison import time_to_good_model, tofu_comparison
-    from unlearning.plotting import plot_time_to_quality, use_book_style
-    from unlearning.protocol import Protocol, tune_rmu_on_tofu
-    from unlearning.trajectory import checkpoint_steps
+    from experiments.comparison import time_to_good_model, tofu_comparison
+    from experiments.plotting import plot_time_to_quality, use_book_style
+    from experiments.lab import Protocol, tune_rmu_on_tofu
+    from experiments.trajectory import checkpoint_steps
 
     p = chapter_parameters("06-tofu")
     split, size = p["forget_splits"][-1], p["size"]
@@ -278,7 +279,7 @@ def _time_combine(shapes, dtype, rules, repetitions: int, statistic=_median) -> 
 
 def synthesis_overhead(lab, size: str, repetitions: int) -> dict:
     from unlearning.benchmarks import get_benchmark
-    from unlearning.protocol import Protocol
+    from experiments.lab import Protocol
     from unlearning.runs import execute
     from unlearning.synthesis import RULES
 
@@ -415,7 +416,7 @@ def main() -> None:
     if args.worker:
         print(json.dumps(loop_worker(args)))
         return
-    from unlearning.protocol import Lab
+    from experiments.lab import Lab
 
     os.chdir(ROOT)
     lab = Lab.for_profile(PROFILE)

@@ -6,8 +6,8 @@ import pytest
 
 from unlearning.data import encode_qa_split, load_split
 from unlearning.models import TrainConfig, build_model, train_causal_lm, train_tokenizer
-from unlearning.learning import tokenizer_texts
-from unlearning.world import generate
+from laboratory.learning import tokenizer_texts
+from laboratory.world import generate
 
 # A shell that starts a job in the background (`make test &`, a CI runner's wrapper) sets SIGINT to
 # "ignore", and an ignored signal stays ignored across exec: the Ctrl-C tests' children would then

@@ -1,5 +1,21 @@
 """Helpers shared by the tests (importable: pytest puts this folder on sys.path)."""
 
+import importlib
+
+# the package whose console script has each command (unlearning.cli has the rest)
+COMMAND_MODULES = {"world": "laboratory.cli", "rwku-real": "laboratory.cli", "learn": "laboratory.cli",
+                   "claims": "experiments.cli", "execute": "experiments.cli", "check": "experiments.cli"}
+
+
+def command_module(command: str) -> str:
+    """The CLI module of `command` (for `python -m MODULE command ...`)."""
+    return COMMAND_MODULES.get(command, "unlearning.cli")
+
+
+def run_cli(argv: list[str]) -> int:
+    """The command line `argv` in this process, through the main() of its package's command."""
+    return importlib.import_module(command_module(argv[0])).main(argv)
+
 
 def without_cost(value):
     """A record or metrics dict without what may differ between equal runs: seconds and memory peaks."""

@@ -12,6 +12,6 @@ PROBE_SETS = ("official", "holdout")
 # where and in which precision models run (`runtime.Runtime`)
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("float32", "bfloat16")
-# which jobs one `unlearning learn` trains (`learning.learn`): the laboratory's models, the real
+# which jobs one `laboratory learn` trains (`learning.learn`): the laboratory's models, the real
 # checkpoint's fine-tunes, or both
 LEARN_PARTS = ("all", "lab", "real")

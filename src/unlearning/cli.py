@@ -1,13 +1,12 @@
-"""The `unlearning` command: world, rwku-real, learn, unlearn, evaluate, fetch, claims, execute,
-check (the classroom's commands are `classroom assignments` and `classroom grade`).
+"""The `unlearning` command: unlearn, evaluate, fetch. The laboratory's commands are `laboratory
+world`, `laboratory rwku-real` and `laboratory learn`; the book's `experiments claims`, `experiments
+execute` and `experiments check`; the classroom's `classroom assignments` and `classroom grade`.
+All of them run through `run_command` below, so they fail and stop alike.
 
-    unlearning world --profile smoke --out data
-    unlearning rwku-real --profile smoke --model models/real/smollm2-135m --out data   # committed data
-    unlearning learn --config notebooks/profiles/smoke/learn.yaml --data data/smoke --out models/smoke
     unlearning fetch --config notebooks/profiles/paper/fetch.yaml --out .   # paper scale, needs network
     unlearning unlearn --benchmark tofu-smoke --model models/smoke/tofu/target-xs --method MASC
-    unlearning claims --profile smoke --out book/generated/claims.md    # after every chapter ran
-    unlearning check --profile mini     # every YAML of a profile, before anything runs
+    unlearning unlearn --recipe masc/tofu --benchmark tofu-smoke --model models/smoke/tofu/target-xs
+    unlearning evaluate --benchmark tofu-smoke --model models/smoke/tofu/target-xs
 
 Every input is checked before work starts: a wrong value exits with status 2 and one line
 naming the parameter and what is allowed, and nothing is written. An unlearning run whose loss
@@ -18,44 +17,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from unlearning.choices import DEVICES, DTYPES, LEARN_PARTS, PROBE_SETS, RULES
+from unlearning.choices import DEVICES, DTYPES, PROBE_SETS, RULES
 
 # Building the parser imports no torch or transformers (`unlearning --help` answers at once): the
 # choices come from `unlearning.choices`, defaults that the library computes are None here and filled
 # in by the command, and every command imports what it needs inside its function.
-
-
-def _add_world(sub) -> None:
-    p = sub.add_parser("world", help="generate the laboratory world (benchmarks in the real schemas)")
-    p.add_argument("--profile", default="mini", help="world size: smoke or mini (default mini)")
-    p.add_argument("--out", default="data", type=Path, help="root folder; writes OUT/PROFILE/<benchmark>/<split>.json")
-
-
-def _add_rwku_real(sub) -> None:
-    p = sub.add_parser("rwku-real", help="build RWKU on a real model: probes it answers, a corpus it writes (once; "
-                                         "the result is committed with the data)")
-    p.add_argument("--profile", default="mini", help="size: smoke or mini (default mini)")
-    p.add_argument("--model", type=Path, default=Path("models/real/smollm2-135m"),
-                   help="the original model, a local folder with its tokenizer (default models/real/smollm2-135m)")
-    p.add_argument("--out", default="data", type=Path, help="root folder; writes OUT/PROFILE/rwku-real/<split>.json")
-
-
-def _add_learn(sub) -> None:
-    p = sub.add_parser("learn", help="train the tokenizer, base models, targets and oracles (hash-cached)")
-    p.add_argument("--config", type=Path, help="YAML learning plan (sizes, main_size, pretrain, finetune, oracles, "
-                                               "main_oracles, muse, vocab_size, seed); see notebooks/profiles/*/learn.yaml")
-    p.add_argument("--data", type=Path, required=True, help="rendered world of one profile, e.g. data/mini")
-    p.add_argument("--out", type=Path, required=True, help="models folder, e.g. models/mini")
-    p.add_argument("--sizes", nargs="+", help="model sizes to train (xs s m l); overrides the config")
-    p.add_argument("--seed", type=int, help="training seed; overrides the config")
-    p.add_argument("--part", choices=LEARN_PARTS, default="all",
-                   help="the laboratory's models (lab), the real checkpoint's fine-tunes (real), or both (all, the "
-                        "default); a part writes manifest.<part>.json, all writes manifest.json")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="models trained side by side (default 1); every model trains with one torch thread "
-                        "whatever this is, so the weights do not depend on it")
 
 
 def _add_unlearn(sub) -> None:
@@ -127,30 +96,7 @@ def _add_fetch(sub) -> None:
     p.add_argument("--mirror", type=Path, help="local copies of hub datasets in the hub's layout (offline)")
 
 
-def _add_claims(sub) -> None:
-    from unlearning.claims import FINDINGS  # the standard library only
-
-    p = sub.add_parser("claims", help="write the 'Claims at a glance' page from the chapters' findings")
-    p.add_argument("--profile", required=True, help="the profile every finding must come from")
-    p.add_argument("--findings", type=Path, default=FINDINGS, help=f"folder of findings (default {FINDINGS})")
-    p.add_argument("--out", type=Path, default=Path("book/generated/claims.md"), help="the page to write")
-
-
-def _add_execute(sub) -> None:
-    p = sub.add_parser("execute", help="run a chapter with papermill into the book (written only once it ran to its end)")
-    p.add_argument("notebook", type=Path, help="the chapter's .ipynb (make writes it from notebooks/NAME.py)")
-    p.add_argument("--out", type=Path, required=True, help="the executed chapter, e.g. book/generated/NAME.ipynb")
-    p.add_argument("--profile", required=True, help="the profile whose parameters it runs with")
-    p.add_argument("--parameters", type=Path, required=True, help="the profile's YAML for this chapter")
-
-
-def _add_check(sub) -> None:
-    p = sub.add_parser("check", help="check a profile's YAML files (chapter parameters, learn.yaml, fetch.yaml)")
-    p.add_argument("--profile", help="smoke, mini or paper (notebooks/profiles/PROFILE)")
-    p.add_argument("--profile-dir", type=Path, help="a profile folder to check instead")
-
-
-class _OneLineParser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """argparse, but a wrong option is one line (`-h` shows the usage) and exits with status 2."""
 
     def error(self, message: str):
@@ -158,62 +104,10 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
-    top = _OneLineParser(prog="unlearning", description=__doc__.split("\n\n")[0])
+    top = OneLineParser(prog="unlearning", description=__doc__.split("\n\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
-    _add_world(sub), _add_rwku_real(sub), _add_learn(sub), _add_unlearn(sub), _add_evaluate(sub), _add_fetch(sub)
-    _add_claims(sub), _add_execute(sub), _add_check(sub)
+    _add_unlearn(sub), _add_evaluate(sub), _add_fetch(sub)
     return top
-
-
-def cmd_world(args) -> None:
-    from unlearning.world import generate
-
-    counts = generate(args.profile, _output_folder("--out", args.out))
-    print(f"wrote {len(counts)} splits under {args.out / args.profile}")
-
-
-def cmd_rwku_real(args) -> None:
-    from unlearning.data import write_jsonl
-    from unlearning.models import load_model, load_tokenizer
-    from unlearning.world import rwku_real
-
-    if args.profile not in rwku_real.SIZES:
-        raise ValueError(f"--profile must be one of {', '.join(rwku_real.SIZES)}; got {args.profile!r}")
-    if not (args.model / "config.json").is_file():
-        raise FileNotFoundError(f"--model: no model at {args.model} (run `make real-model`)")
-    splits = rwku_real.build(load_model(args.model), load_tokenizer(args.model), rwku_real.SIZES[args.profile])
-    folder = args.out / args.profile / "rwku-real"
-    for split, records in splits.items():
-        write_jsonl(folder / f"{split}.json", records)
-    print(f"wrote {len(splits)} splits under {folder}: " + ", ".join(f"{k} {len(v)}" for k, v in splits.items()))
-
-
-def cmd_learn(args) -> None:
-    from unlearning.learning import LearnPlan, learn
-    from unlearning.parameters import read_yaml_mapping
-    from unlearning.records import write_if_changed
-
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
-    options = {}
-    if args.config:
-        if not args.config.is_file():
-            raise ValueError(f"--config: file not found: {args.config}")
-        options = read_yaml_mapping(args.config)
-    if args.sizes:
-        options["sizes"] = args.sizes
-        options.setdefault("main_size", args.sizes[0])
-        if options["main_size"] not in args.sizes:
-            options["main_size"] = args.sizes[0]
-    if args.seed is not None:
-        options["seed"] = args.seed
-    plan = LearnPlan.from_dict(options)
-    if not (args.data / "pretrain").is_dir():
-        raise ValueError(f"--data: no pretrain folder under {args.data}; run `unlearning world` first")
-    manifest = learn(plan, args.data, args.out, log=lambda message: print(message, flush=True), workers=args.jobs,
-                     part=args.part)
-    write_if_changed(args.out / ("manifest.json" if args.part == "all" else f"manifest.{args.part}.json"), manifest)
-    print(f"{len(manifest)} models up to date under {args.out}")
 
 
 MAX_BATCH = 4096  # examples per micro-batch (and micro-batches per step): more is a typing mistake
@@ -385,7 +279,7 @@ def _unlearn_spec(args, benchmark: str, data: Path, tokenizer: Path | None, proc
     return spec
 
 
-def _output_folder(flag: str, path: Path) -> Path:
+def output_folder(flag: str, path: Path) -> Path:
     """A folder to write into: it may not exist yet, but must not be a file (nor lie under one)."""
     for part in (path, *path.parents):
         if part.exists():
@@ -428,7 +322,7 @@ def cmd_unlearn(args) -> int:
     else:  # a recipe's packed corpus is counted in blocks of the model's tokenizer
         tokenizer = _model_and_tokenizer(args)
         spec = _unlearn_spec(args, benchmark, data, tokenizer, runtime.processes)
-    store = _output_folder("--store", args.store or (Path("runs") / profile if profile else Path("runs")))
+    store = output_folder("--store", args.store or (Path("runs") / profile if profile else Path("runs")))
     say = (lambda message: print(message, flush=True)) if runtime.is_main else (lambda message: None)
     record = run(spec, data, tokenizer, store, log=say, runtime=runtime)
     if record.get("diverged"):
@@ -469,77 +363,43 @@ def cmd_fetch(args) -> None:
     print(f"fetched {len(written)} items (everything else was already there)")
 
 
-def cmd_claims(args) -> None:
-    from unlearning.claims import write_page
-
-    print(f"claims page: {write_page(args.findings, args.out, args.profile)}")
-
-
-def cmd_execute(args) -> int:
-    from papermill.exceptions import PapermillExecutionError
-
-    from unlearning.execution import execute_chapter
-
-    for what, path in (("notebook", args.notebook), ("--parameters", args.parameters)):
-        if not path.is_file():
-            raise FileNotFoundError(f"{what}: file not found: {path}")
-    try:
-        execute_chapter(args.notebook, args.out, args.profile, args.parameters)
-    except PapermillExecutionError as error:  # a cell failed: its error, as papermill reports it
-        print(f"unlearning execute: {args.notebook.stem} failed in cell {error.exec_count}:\n{error}", file=sys.stderr)
-        return 1
-    except RuntimeError as error:  # the kernel died (killed, out of memory)
-        print(f"unlearning execute: {args.notebook.stem}: {error}", file=sys.stderr)
-        return 1
-    print(f"wrote {args.out}")
-    return 0
-
-
-def cmd_check(args) -> None:
-    from unlearning.parameters import PROFILES, check_profile_files
-
-    if (args.profile is None) == (args.profile_dir is None):
-        raise ValueError("check: give --profile or --profile-dir")
-    if args.profile is not None and args.profile not in PROFILES:
-        raise ValueError(f"--profile must be one of {', '.join(PROFILES)}; got {args.profile!r}")
-    folder = args.profile_dir or Path("notebooks") / "profiles" / args.profile
-    print(f"{len(check_profile_files(folder))} files of {folder} are well formed")
-
-
-COMMANDS = {"world": cmd_world, "rwku-real": cmd_rwku_real, "learn": cmd_learn, "unlearn": cmd_unlearn,
-            "evaluate": cmd_evaluate, "fetch": cmd_fetch, "claims": cmd_claims,
-            "execute": cmd_execute, "check": cmd_check}
-# commands that run no model: they skip torch's and transformers' imports (a chapter's kernel makes its own)
-WITHOUT_TORCH = {"claims", "execute", "check"}
+COMMANDS = {"unlearn": cmd_unlearn, "evaluate": cmd_evaluate, "fetch": cmd_fetch}
 INTERRUPTED = "interrupted; finished work is kept, run the command again to complete it"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run one command; its status: 0 done, 2 a user's mistake (one line), 3 a diverged run, 130
-    interrupted. Ctrl-C ends any command with one line at any moment after this function starts,
-    the imports of torch and transformers included (they happen in here, never before)."""
+def run_command(prog: str, parse: Callable[[], argparse.ArgumentParser], commands: dict,
+                argv: list[str] | None = None, without_torch: frozenset = frozenset()) -> int:
+    """Run the command `argv` names (parsed by `parse()`); its status: 0 done, 2 a user's mistake
+    (one line), 3 a diverged run, 130 interrupted. Ctrl-C ends any command with one line at any
+    moment after this function starts, the imports of torch and transformers included (they happen
+    in here, never before); commands in `without_torch` run no model and skip them."""
     command = None
     try:
         try:
-            args = parser().parse_args(argv)
+            args = parse().parse_args(argv)
         except SystemExit as done:  # -h, or a malformed command line (one line on stderr)
             return done.code or 0
         command = args.command
         from unlearning.failpoints import reached
 
         reached("cli:importing")  # where a test interrupts the command before its heavy imports
-        if command not in WITHOUT_TORCH:
+        if command not in without_torch:
             from unlearning.runtime import configure_process
 
             configure_process()
-        return COMMANDS[command](args) or 0
+        return commands[command](args) or 0
     except KeyboardInterrupt:  # Ctrl-C: every finished piece is stored; the rest is redone by a rerun
-        print(f"unlearning{' ' + command if command else ''}: {INTERRUPTED}", file=sys.stderr)
+        print(f"{prog}{' ' + command if command else ''}: {INTERRUPTED}", file=sys.stderr)
         return 130
     except (ValueError, OSError) as error:  # a user's mistake (or a file system's refusal): one line
         message = str(error).replace("\n", " ")
-        print(f"unlearning {command}: error: {message}", file=sys.stderr)
+        print(f"{prog} {command}: error: {message}", file=sys.stderr)
         return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The `unlearning` command (`run_command`)."""
+    return run_command("unlearning", lambda: parser(), COMMANDS, argv)
 
 
 if __name__ == "__main__":

@@ -229,7 +229,6 @@ class Method:
     - `probe_settings(hparams, overrides)`: margin settings of the violation probe;
     - `forget_records(records, seed)`: the answers its forget set is encoded with (IdkNLL);
     - `default_stop`: 'violation' for a method that stops by itself (MASC), else 'fixed';
-    - `colour`: its colour in every plot;
     - `names`: what a paper or toolkit calls the same recipe, where that differs from `name`
       (`method_name`).
     """
@@ -238,7 +237,6 @@ class Method:
     forget: Objective
     retain: Objective | None
     defaults: dict
-    colour: str = "#777777"
     default_stop: str = "fixed"
     prepare: Callable | None = None
     parameters: Callable = all_parameters
@@ -304,23 +302,22 @@ def validate_hparams(name: str, hp: dict) -> None:
 _GD = {"alpha": 1.0, "gamma": 1.0}
 _RMU = dict(prepare=prepare_rmu, parameters=rmu_parameters, check=check_rmu_lora)
 METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("GA", forget_ga, None, {"gamma": 1.0}, colour="#6BAF8A"),
-    Method("GradDiff", forget_ga, retain_nll, dict(_GD), colour="#3A9363", names={"sago": "GA+GD", "masc": "GA+GDR"}),
-    Method("GA+KLR", forget_ga, retain_kl, dict(_GD), colour="#2E7A50"),
-    Method("NPO", forget_npo, None, {"gamma": 1.0, "beta": 0.1}, colour="#5C86B3", prepare=prepare_npo),
-    Method("NPO+GD", forget_npo, retain_nll, {**_GD, "beta": 0.1}, colour="#1F4468", prepare=prepare_npo,
+    Method("GA", forget_ga, None, {"gamma": 1.0}),
+    Method("GradDiff", forget_ga, retain_nll, dict(_GD), names={"sago": "GA+GD", "masc": "GA+GDR"}),
+    Method("GA+KLR", forget_ga, retain_kl, dict(_GD)),
+    Method("NPO", forget_npo, None, {"gamma": 1.0, "beta": 0.1}, prepare=prepare_npo),
+    Method("NPO+GD", forget_npo, retain_nll, {**_GD, "beta": 0.1}, prepare=prepare_npo,
            names={"openunlearning": "NPO"}),
-    Method("NPO+KLR", forget_npo, retain_kl, {**_GD, "beta": 0.1}, colour="#2F5D8A", prepare=prepare_npo),
+    Method("NPO+KLR", forget_npo, retain_kl, {**_GD, "beta": 0.1}, prepare=prepare_npo),
     # MASC paper's SimNPO baseline (Unlearn-Simple TOFU forget10): beta 4.5, forget weight 0.125
-    Method("SimNPO", forget_simnpo, None, {"gamma": 1.0, "beta": 4.5, "simnpo_gamma": 0.0}, colour="#D17C2F"),
-    Method("SimNPO+GD", forget_simnpo, retain_nll, {"alpha": 1.0, "gamma": 0.125, "beta": 4.5, "simnpo_gamma": 0.0},
-           colour="#B8651F"),
+    Method("SimNPO", forget_simnpo, None, {"gamma": 1.0, "beta": 4.5, "simnpo_gamma": 0.0}),
+    Method("SimNPO+GD", forget_simnpo, retain_nll, {"alpha": 1.0, "gamma": 0.125, "beta": 4.5, "simnpo_gamma": 0.0}),
     # RMU (WMDP paper): hook the middle layer, train its and the two previous down-projections,
     # steering c and retain weight alpha need per-model tuning (official Zephyr: c 6.5, alpha 1200)
     Method("RMU", forget_rmu, retain_rmu, {"gamma": 1.0, "alpha": 100.0, "steering": 6.5, "steering_scale": "absolute",
-                                           "layer": None, "tokens": "all", "train_scope": "rmu"}, colour="#7B4FA0", **_RMU),
-    Method("IdkNLL", forget_idk, retain_nll, dict(_GD), colour="#8C8C8C", forget_records=idk_answers),
-    Method("MASC", forget_masc, retain_kl, dict(MASC_DEFAULTS), colour="#C84545", default_stop="violation",
+                                           "layer": None, "tokens": "all", "train_scope": "rmu"}, **_RMU),
+    Method("IdkNLL", forget_idk, retain_nll, dict(_GD), forget_records=idk_answers),
+    Method("MASC", forget_masc, retain_kl, dict(MASC_DEFAULTS), default_stop="violation",
            probe_settings=masc_probe_settings),
 )}
 

@@ -12,6 +12,8 @@ import platform
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
+import yaml
+
 
 def write_text_atomically(path: str | Path, text: str) -> None:
     """Write `text` through a temporary file and a rename: a reader sees the old file or the new
@@ -59,3 +61,19 @@ def versions() -> dict[str, str]:
 
     return {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
             "tokenizers": tokenizers.__version__, "unlearning": unlearning.__version__}
+
+
+def read_yaml_mapping(path: str | Path, error: type[ValueError] = ValueError) -> dict:
+    """A YAML file that must hold a mapping (an empty file is an empty one); anything else raises
+    `error` with one line naming the file (the book passes its notebook-friendly ParameterError)."""
+    try:
+        values = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as problem:
+        mark = getattr(problem, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise error(f"{path}: not valid YAML{where}") from None
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise error(f"{path}: must hold a mapping of names to values, got {type(values).__name__}")
+    return values

@@ -83,15 +83,21 @@ def weights_hash(model_dir: str | Path) -> str:
     return digest
 
 
-PACKAGE_ROOT = Path(__file__).parent
+SOURCE_ROOT = Path(__file__).parent.parent  # src/: the project's packages side by side
+# the project's packages, whose code a cache key follows (the library, the laboratory built on it
+# and the book's experiment layer); third-party code is not followed
+PROJECT_PACKAGES = ("unlearning", "laboratory", "experiments")
+
+
+def _is_project_module(dotted: str | None) -> bool:
+    return bool(dotted) and dotted.split(".")[0] in PROJECT_PACKAGES
 
 
 def _module_file(dotted: str) -> Path | None:
-    """The source file of an `unlearning` module or package (None for other packages)."""
-    parts = dotted.split(".")
-    if parts[0] != "unlearning":
+    """The source file of a project module or package (None for other packages)."""
+    if not _is_project_module(dotted):
         return None
-    path = PACKAGE_ROOT.joinpath(*parts[1:])
+    path = SOURCE_ROOT.joinpath(*dotted.split("."))
     if path.with_suffix(".py").is_file():
         return path.with_suffix(".py")
     return path / "__init__.py" if (path / "__init__.py").is_file() else None
@@ -117,12 +123,12 @@ def _used_names(node: ast.AST) -> frozenset[str]:
 @lru_cache(maxsize=None)
 def _definitions(path: str, mtime_ns: int) -> dict[str, tuple]:
     """Top-level names of a source file: name -> ('def', source, names it uses, the
-    `from unlearning... import`s in its body) for functions, classes and assignments;
-    ('from', module, attribute) for a top-level `from unlearning... import`."""
+    `from <project package>... import`s in its body) for functions, classes and assignments;
+    ('from', module, attribute) for a top-level one."""
     source = Path(path).read_text(encoding="utf-8")
     definitions = {}
     for node in ast.parse(source).body:
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("unlearning"):
+        if isinstance(node, ast.ImportFrom) and _is_project_module(node.module):
             for alias in node.names:
                 definitions[alias.asname or alias.name] = ("from", node.module, alias.name)
             continue
@@ -137,7 +143,7 @@ def _definitions(path: str, mtime_ns: int) -> dict[str, tuple]:
         text += ast.get_source_segment(source, node) or ""
         used = _used_names(node)
         imports = tuple((n.module, alias.name) for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
-                        and n.module and n.module.startswith("unlearning") for alias in n.names)
+                        and _is_project_module(n.module) for alias in n.names)
         for name in names:
             definitions[name] = ("def", text, used, imports)
     return definitions
@@ -148,9 +154,9 @@ def _definitions_of(path: Path) -> dict[str, tuple]:
 
 
 def code_closure(*functions: Callable) -> list[tuple[str, str]]:
-    """What `code_key` hashes: (file relative to the package, top-level name or '*' for a whole
+    """What `code_key` hashes: (file relative to src/, top-level name or '*' for a whole
     module) for `functions` and every definition they reach by name, transitively, in their
-    own module and, through `from unlearning... import`, in the project's other modules (a
+    own module and, through `from <project package>... import`, in the project's other modules (a
     module imported whole, such as `metrics.mia`, counts whole). Third-party code is not
     followed: its versions go into run records instead."""
     todo = [(Path(inspect.getsourcefile(sys.modules[f.__module__])), f.__name__) for f in functions]
@@ -178,8 +184,9 @@ def code_closure(*functions: Callable) -> list[tuple[str, str]]:
 
 
 def _display(path: Path) -> str:
-    """A file inside the package by its relative path, any other (a user's own benchmark) in full."""
-    return str(path.relative_to(PACKAGE_ROOT)) if path.is_relative_to(PACKAGE_ROOT) else str(path)
+    """A project file by its path under src/ (unlearning/losses.py), any other (a user's own
+    benchmark) in full."""
+    return str(path.relative_to(SOURCE_ROOT)) if path.is_relative_to(SOURCE_ROOT) else str(path)
 
 
 def is_released(model_dir: str | Path) -> bool:
@@ -210,10 +217,10 @@ def release_weights(model_dir: str | Path) -> int:
 
 
 def code_key(*functions: Callable) -> str:
-    """Hash of the code `functions` run in this package (`code_closure`): a cache key's code part."""
+    """Hash of the code `functions` run in the project's packages (`code_closure`): a cache key's code part."""
     digest = hashlib.sha256()
     for relative, name in code_closure(*functions):
-        path = PACKAGE_ROOT / relative  # an absolute path stays itself
+        path = SOURCE_ROOT / relative  # an absolute path stays itself
         if name == "*":
             digest.update(f"{relative}\n".encode() + path.read_bytes())
         else:

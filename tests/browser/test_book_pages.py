@@ -22,7 +22,7 @@ from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
 
-from unlearning.claims import CLAIMS
+from experiments.claims import CLAIMS
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = Path(os.environ.get("BOOK_HTML", ROOT / "book" / "_build" / "html"))

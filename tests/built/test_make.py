@@ -33,7 +33,7 @@ def _stale(target: str, *newer: str) -> bool:
     done = _make("-n", *flags, target)
     assert done.returncode == 0, done.stderr
     chapter = Path(target).stem
-    return f"unlearning execute build/notebooks/{chapter}.ipynb" in done.stdout
+    return f"experiments execute build/notebooks/{chapter}.ipynb" in done.stdout
 
 
 @pytest.mark.parametrize("chapter, changed, stale", [
@@ -74,7 +74,7 @@ def test_two_make_books_at_once_wait_for_each_other_and_leave_a_whole_book(tmp_p
     second = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     outputs = [process.communicate(timeout=1200) for process in (first, second)]
     assert first.returncode == 0 and second.returncode == 0, outputs
-    executed = [out for out, _ in outputs if "unlearning execute build/notebooks/01-pipeline.ipynb" in out]
+    executed = [out for out, _ in outputs if "experiments execute build/notebooks/01-pipeline.ipynb" in out]
     assert len(executed) == 1, "chapter 1 was executed once, by the first make"
     assert "waiting for the make already running in this checkout" in outputs[1][1]
     page = json.loads((ROOT / "book" / "generated" / "01-pipeline.ipynb").read_text())

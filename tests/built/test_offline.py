@@ -1,6 +1,6 @@
 """A smoke chapter runs with the network blocked (issue 19): the smoke and mini profiles never touch it.
 
-Every Python process of the run (the `unlearning execute` command, papermill and the chapter's
+Every Python process of the run (the `experiments execute` command, papermill and the chapter's
 kernel) starts with a `sitecustomize` that refuses any socket connection or name lookup that
 leaves the machine and logs it; loopback stays open, since papermill talks to its kernel over it.
 The chapter (12-rwku: five unlearning runs and their evaluations) runs in a scratch copy of the
@@ -82,7 +82,7 @@ def test_a_smoke_chapter_computes_everything_with_the_network_blocked(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_", "UNLEARNING_FAILPOINT"))}
     env.update(PYTHONPATH=str(tmp_path / "blocker"), NETWORK_LOG=str(log), UNLEARNING_PROGRESS="0")
     page = tmp_path / "book" / "generated" / f"{CHAPTER}.ipynb"
-    done = subprocess.run([sys.executable, "-m", "unlearning.cli", "execute", str(notebook), "--out", str(page),
+    done = subprocess.run([sys.executable, "-m", "experiments.cli", "execute", str(notebook), "--out", str(page),
                            "--profile", "smoke", "--parameters",
                            str(ROOT / "notebooks" / "profiles" / "smoke" / f"{CHAPTER}.yaml")],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)

@@ -1,4 +1,4 @@
-"""Helpers of the system tests: the `unlearning` command in a real subprocess, killed at a named
+"""Helpers of the system tests: the project's commands in a real subprocess, killed at a named
 point (`unlearning.failpoints`) or interrupted, and the results compared file by file."""
 
 import hashlib
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import without_cost
+from helpers import command_module, without_cost
 
 ROOT = Path(__file__).resolve().parents[2]
 # one torch thread in every child: equal numbers need equal thread counts, and two children at
@@ -23,7 +23,7 @@ def cli(*args, failpoint=None, signal_kind=None, wait=True):
         env["UNLEARNING_FAILPOINT"] = failpoint
     if signal_kind:
         env["UNLEARNING_FAILPOINT_SIGNAL"] = signal_kind
-    command = [sys.executable, "-m", "unlearning.cli", *map(str, args)]
+    command = [sys.executable, "-m", command_module(str(args[0])), *map(str, args)]
     if not wait:
         return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
@@ -38,7 +38,8 @@ def popen_group(*args, env_extra=None):
     """The CLI in a process group of its own (it and every worker it spawns), as a terminal runs it."""
     env = {**ENV, **(env_extra or {})}
     env.pop("UNLEARNING_FAILPOINT", None)
-    return subprocess.Popen([sys.executable, "-m", "unlearning.cli", *map(str, args)], env=env, start_new_session=True,
+    return subprocess.Popen([sys.executable, "-m", command_module(str(args[0])), *map(str, args)], env=env,
+                            start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -9,9 +9,9 @@ target. What is already in the store is read back; the test looks at which files
 import sys
 from pathlib import Path
 
-from unlearning.learning import LearnPlan, learn
-from unlearning.parameters import read_yaml_mapping
-from unlearning.protocol import Lab
+from laboratory.learning import LearnPlan, learn
+from unlearning.records import read_yaml_mapping
+from experiments.lab import Lab
 from unlearning.runs import RunSpec, run
 from unlearning.runtime import configure_process
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from unlearning.cli import main
+from helpers import run_cli as main
 from unlearning.models import save_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,7 +197,7 @@ def test_a_learn_config_with_a_bad_value_fails_the_learn_command(bench, capsys):
     ({"rmu_grid": {"steering": [-1.0], "alpha": [1.0], "lr_multiple": [1.0]}}, "steering"),
 ])
 def test_notebook_parameters_are_checked_by_name_and_type(values, message):
-    from unlearning.parameters import ParameterError, check_parameters
+    from experiments.parameters import ParameterError, check_parameters
 
     namespace = {"profile": "smoke", "size": "s", "methods": ["GA"], **values}
     with pytest.raises(ParameterError) as caught:

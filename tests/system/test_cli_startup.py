@@ -19,10 +19,13 @@ def _python(code: str, **env) -> subprocess.CompletedProcess:
 def test_building_the_parser_and_the_help_import_nothing_heavy():
     done = _python("import sys, contextlib, io\n"
                    "from unlearning.cli import main, parser\n"
+                   "from laboratory.cli import main as laboratory\n"
+                   "from experiments.cli import main as experiments\n"
                    "parser()\n"
                    "with contextlib.redirect_stdout(io.StringIO()):\n"
-                   "    for argv in (['--help'], ['unlearn', '--help'], ['evaluate', '--help'], ['learn', '--help']):\n"
+                   "    for argv in (['--help'], ['unlearn', '--help'], ['evaluate', '--help']):\n"
                    "        assert main(argv) == 0, argv\n"
+                   "    assert laboratory(['learn', '--help']) == 0 and experiments(['check', '--help']) == 0\n"
                    f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
@@ -31,11 +34,11 @@ def test_building_the_parser_and_the_help_import_nothing_heavy():
 def test_ctrl_c_while_the_command_is_importing_is_one_line_and_status_130(tmp_path):
     """SIGINT at the named point just before the heavy imports (the moment a slow machine's
     Ctrl-C lands in): no traceback, one line, status 130, nothing written."""
-    done = subprocess.run([sys.executable, "-m", "unlearning.cli", "world", "--profile", "smoke", "--out", str(tmp_path / "w")],
+    done = subprocess.run([sys.executable, "-m", "laboratory.cli", "world", "--profile", "smoke", "--out", str(tmp_path / "w")],
                           env={**ENV, "UNLEARNING_FAILPOINT": "cli:importing", "UNLEARNING_FAILPOINT_SIGNAL": "INT"},
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 130, done.stderr
-    assert done.stderr.strip().splitlines() == [f"unlearning world: {INTERRUPTED}"]
+    assert done.stderr.strip().splitlines() == [f"laboratory world: {INTERRUPTED}"]
     assert not (tmp_path / "w").exists()
 
 
@@ -47,17 +50,17 @@ def test_the_interrupted_line_is_the_same_in_process(monkeypatch, capsys):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "parser", interrupted)
-    assert cli.main(["world"]) == 130
+    assert cli.main(["unlearn"]) == 130
     assert capsys.readouterr().err.strip() == f"unlearning: {INTERRUPTED}"
 
 
 def test_the_commands_that_run_no_model_import_no_torch(tmp_path):
-    """`unlearning execute` runs once per chapter (the chapter's kernel imports what it needs) and
-    `unlearning claims` once per book: neither pays for torch's and transformers' imports."""
+    """`experiments execute` runs once per chapter (the chapter's kernel imports what it needs) and
+    `experiments claims` once per book: neither pays for torch's and transformers' imports."""
     findings = tmp_path / "findings"
     findings.mkdir()
     done = _python("import sys\n"
-                   "from unlearning.cli import main\n"
+                   "from experiments.cli import main\n"
                    f"status = main(['claims', '--profile', 'smoke', '--findings', {str(findings)!r}, "
                    f"'--out', {str(tmp_path / 'claims.md')!r}])\n"
                    f"status += main(['execute', {str(tmp_path / 'none.ipynb')!r}, '--out', {str(tmp_path / 'o.ipynb')!r}, "

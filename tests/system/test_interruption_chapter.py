@@ -23,7 +23,7 @@ from unlearning.models import save_model
 
 @pytest.fixture(scope="module")
 def chapter(world, target_state, tokenizer, tmp_path_factory):
-    """Chapter 1 (two runs, MASC and GradDiff) as the Makefile gives it to `unlearning execute`,
+    """Chapter 1 (two runs, MASC and GradDiff) as the Makefile gives it to `experiments execute`,
     and a folder that looks like a smoke checkout to it: data, a tokenizer, a target and an oracle."""
     import jupytext
 
@@ -50,7 +50,7 @@ def _execute(notebook: Path, cwd: Path, failpoint=None, wait=True):
     env = dict(ENV)
     if failpoint:
         env["UNLEARNING_FAILPOINT"] = failpoint
-    command = [sys.executable, "-m", "unlearning.cli", "execute", str(notebook), "--out",
+    command = [sys.executable, "-m", "experiments.cli", "execute", str(notebook), "--out",
                str(cwd / "book" / "generated" / "01-pipeline.ipynb"), "--profile", "smoke", "--parameters",
                str(ROOT / "notebooks" / "profiles" / "smoke" / "01-pipeline.yaml")]
     if not wait:

@@ -93,7 +93,7 @@ def test_ctrl_c_of_learning_says_one_line_and_the_rerun_completes(learned_refere
     _, stderr = process.communicate(timeout=300)
     if process.returncode != 0:  # it may have finished before the signal came
         assert process.returncode == 130, stderr
-        assert stderr.strip().splitlines()[-1] == f"unlearning learn: {INTERRUPTED}"
+        assert stderr.strip().splitlines()[-1] == f"laboratory learn: {INTERRUPTED}"
         assert not (out / "manifest.json").exists()
     again = cli(*args)
     assert again.returncode == 0, again.stderr

@@ -12,7 +12,7 @@ import torch
 
 from unlearning.benchmarks import EvalConfig
 from unlearning.engine import OptimConfig
-from unlearning.protocol import Lab
+from experiments.lab import Lab
 from unlearning.runs import StopConfig
 
 ROOT = Path(__file__).resolve().parents[2]

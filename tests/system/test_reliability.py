@@ -12,7 +12,7 @@ from unlearning.engine import OptimConfig, unlearn
 from unlearning.evaluate import DivergedMetrics, evaluate
 from unlearning.methods import get_method
 from unlearning.models import save_model
-from unlearning.plotting import DIVERGED, show_nan_as_diverged
+from experiments.plotting import DIVERGED, show_nan_as_diverged
 
 
 def _finite(model) -> bool:
@@ -93,7 +93,7 @@ def test_a_diverged_run_shows_as_diverged_in_tables_and_is_left_out_of_plots(wor
 
 
 def test_the_rmu_table_shows_a_diverged_grid_point():
-    from unlearning.protocol import Protocol, Tuned
+    from experiments.lab import Protocol, Tuned
 
     rows = [{"steering x norm": 1.0, "alpha": 100.0, "lr": 1e-4, "forget": float("nan"), "retain": float("nan")}]
     tuned = Tuned({"steering": 1.0, "alpha": 100.0}, Protocol(), rows, "a rule")
@@ -101,7 +101,7 @@ def test_the_rmu_table_shows_a_diverged_grid_point():
 
 
 def test_a_diverged_run_has_no_4bit_copy(tmp_path):
-    from unlearning.protocol import Lab
+    from experiments.lab import Lab
 
     assert Lab(tmp_path, tmp_path, tmp_path).quantized(None) is None
 
@@ -115,7 +115,7 @@ def test_same_seed_same_machine_same_threads_give_identical_records_and_metrics(
                                                                                 method):
     """Two runs of one spec into two stores (smoke world, this process's thread count): the
     records, the weights and the TOFU metrics agree exactly, timings aside."""
-    from unlearning.protocol import Protocol
+    from experiments.lab import Protocol
     from unlearning.runs import run
     from unlearning.store import weights_hash
 

@@ -61,8 +61,8 @@ def _edit_function(path: Path, name: str) -> None:
 @pytest.fixture(scope="module")
 def laboratory(world, tmp_path_factory):
     top = tmp_path_factory.mktemp("staleness")
-    shutil.copytree(ROOT / "src" / "unlearning", top / "src" / "unlearning",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    for package in ("unlearning", "laboratory", "experiments"):
+        shutil.copytree(ROOT / "src" / package, top / "src" / package, ignore=shutil.ignore_patterns("__pycache__"))
     root = top / "lab"
     for benchmark in ("tofu", "pretrain", "wmdp", "rwku"):
         shutil.copytree(world / benchmark, root / "data" / benchmark)

@@ -17,27 +17,29 @@ from unlearning.cli import main
 from unlearning.models import save_model
 from unlearning.store import code_closure, code_key
 
-PACKAGE = Path(__file__).resolve().parents[2] / "src" / "unlearning"
+SRC = Path(__file__).resolve().parents[2] / "src"
+PACKAGES = ("unlearning", "laboratory", "experiments")  # in the one direction they may import
 
 
 def _imports() -> dict[str, set[str]]:
-    """Module -> the package modules it imports, at top level or inside functions."""
+    """Module -> the project modules it imports, at top level or inside functions."""
     graph = {}
-    for path in PACKAGE.rglob("*.py"):
-        name = ".".join(("unlearning",) + path.relative_to(PACKAGE).with_suffix("").parts).removesuffix(".__init__")
-        deps = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("unlearning"):
-                for alias in node.names:  # `from unlearning.metrics import mia` imports the module mia
-                    sub = f"{node.module}.{alias.name}"
-                    deps.add(sub if (PACKAGE / Path(*sub.split(".")[1:])).with_suffix(".py").is_file() else node.module)
-            elif isinstance(node, ast.Import):
-                deps |= {a.name for a in node.names if a.name.startswith("unlearning")}
-        graph[name] = deps - {name}
+    for package in PACKAGES:
+        for path in (SRC / package).rglob("*.py"):
+            name = ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+            deps = set()
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES:
+                    for alias in node.names:  # `from unlearning.metrics import mia` imports the module mia
+                        sub = f"{node.module}.{alias.name}"
+                        deps.add(sub if (SRC / Path(*sub.split("."))).with_suffix(".py").is_file() else node.module)
+                elif isinstance(node, ast.Import):
+                    deps |= {a.name for a in node.names if a.name.split(".")[0] in PACKAGES}
+            graph[name] = deps - {name}
     return graph
 
 
-def test_no_import_cycle_inside_the_package():
+def test_no_import_cycle_inside_the_packages():
     graph = _imports()
     # a package's __init__ importing its own submodules is how a registry is built, not a cycle
     graph = {m: {d for d in deps if not d.startswith(m + ".")} for m, deps in graph.items()}
@@ -58,40 +60,67 @@ def test_no_import_cycle_inside_the_package():
             visit(module, [module])
 
 
+def _against_the_direction(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from a package later in PACKAGES: the library imports neither the laboratory nor the
+    book's layer, the laboratory not the book's."""
+    rank = {package: index for index, package in enumerate(PACKAGES)}
+    return sorted(f"{module} imports {dep}" for module, deps in graph.items() for dep in deps
+                  if rank[dep.split(".")[0]] > rank[module.split(".")[0]])
+
+
+def test_the_packages_import_one_way_only():
+    assert _against_the_direction({"unlearning.engine": {"unlearning.margin"}, "experiments.lab": {"laboratory.world"}}) == []
+    planted = {"unlearning.engine": {"experiments.plotting"}, "laboratory.gates": {"experiments.lab"},
+               "laboratory.learning": {"unlearning.models"}}
+    assert _against_the_direction(planted) == ["laboratory.gates imports experiments.lab",
+                                               "unlearning.engine imports experiments.plotting"]
+    assert _against_the_direction(_imports()) == []
+
+
 # The import order the README states, every module placed: a module imports from its own layer or
-# the layers before it, never after (the cycle test above covers imports inside one layer).
+# the layers before it, never after (the cycle test above covers imports inside one layer). The
+# packages' layers follow each other in the packages' order.
 LAYERS = (
-    ("foundation", {"unlearning", "choices", "records", "failpoints", "progress", "runtime", "store", "floors", "intervals",
-                    "presentation", "makelock", "quantize"}),
+    ("foundation", {"unlearning", "choices", "records", "failpoints", "progress", "runtime", "store", "quantize"}),
     ("margin", {"margin"}),
     ("data", {"data"}),
     ("math", {"losses", "synthesis", "stopping"}),
     ("metrics", {"metrics"}),
-    ("benchmarks", {"benchmarks", "world"}),
+    ("benchmarks", {"benchmarks"}),
     ("models and methods", {"models", "methods"}),
-    ("engine and evaluation", {"engine", "evaluate", "gates", "fetch", "trajectory", "claims", "verdicts", "plotting",
-                               "alignment", "hf"}),
-    ("runs", {"runs", "learning"}),
-    ("recipes", {"recipes"}),
-    ("protocol", {"protocol", "comparison", "real_comparison", "retention", "beyond", "own_trainer"}),
-    ("entry points", {"parameters", "execution"}),
+    ("engine and evaluation", {"engine", "evaluate", "fetch", "hf"}),
+    ("runs", {"runs"}),
+    ("recipes", {"recipes", "protocol"}),
     ("cli", {"cli"}),
+    ("laboratory: world", {"laboratory", "laboratory.world"}),
+    ("laboratory: gates and learning", {"laboratory.gates", "laboratory.learning"}),
+    ("laboratory: cli", {"laboratory.cli"}),
+    ("experiments: statistics", {"experiments", "experiments.intervals", "experiments.floors", "experiments.presentation",
+                                 "experiments.makelock"}),
+    ("experiments: verdicts and plots", {"experiments.claims", "experiments.verdicts", "experiments.trajectory",
+                                         "experiments.plotting", "experiments.alignment", "experiments.tables"}),
+    ("experiments: the bench", {"experiments.lab"}),
+    ("experiments: comparisons", {"experiments.comparison", "experiments.real_comparison", "experiments.retention",
+                                  "experiments.beyond", "experiments.own_trainer"}),
+    ("experiments: entry points", {"experiments.parameters", "experiments.execution"}),
+    ("experiments: cli", {"experiments.cli"}),
 )
 
 
 def _layer_of(module: str) -> int:
-    top = module.split(".")[1] if "." in module else module
+    parts = module.split(".")
+    top = (parts[1] if len(parts) > 1 else parts[0]) if parts[0] == "unlearning" else ".".join(parts[:2])
     for index, (_, members) in enumerate(LAYERS):
         if top in members:
             return index
-    raise AssertionError(f"{module} is in no layer of LAYERS: place it (and in the README's import order)")
+    raise AssertionError(f"{module} is in no layer of LAYERS: place it (and in the README's layout)")
 
 
 def test_layers_import_downwards_only():
-    """foundation (store, records, ...) -> margin -> data -> math (losses, synthesis, stopping) ->
-    metrics -> benchmarks -> models, methods -> engine, evaluate, verdicts -> runs -> recipes ->
-    protocol -> parameters, execution -> cli: every module in one layer, imports only
-    from its own layer or below."""
+    """unlearning: foundation (store, records, ...) -> margin -> data -> math (losses, synthesis,
+    stopping) -> metrics -> benchmarks -> models, methods -> engine, evaluate -> runs -> recipes,
+    protocol -> cli; then the laboratory's layers, then the book's: every module in one layer,
+    imports only from its own layer or below."""
     upward = sorted(f"{module} (layer {LAYERS[_layer_of(module)][0]}) imports {dep} (layer {LAYERS[_layer_of(dep)][0]})"
                     for module, deps in _imports().items() for dep in deps if _layer_of(dep) > _layer_of(module))
     assert not upward, "\n".join(upward)
@@ -100,19 +129,20 @@ def test_layers_import_downwards_only():
 def test_a_suite_key_covers_its_code_but_not_its_gates():
     tofu = get_benchmark("tofu")
     suite, gates = code_closure(tofu.suite), code_closure(tofu.gates)
-    assert ("benchmarks/tofu.py", "suite") in suite and ("benchmarks/tofu.py", "_tofu_part") in suite
-    assert ("metrics/tofu.py", "*") in suite and ("metrics/generation.py", "greedy_generate") in suite
-    assert ("benchmarks/tofu.py", "gates") not in suite and ("benchmarks/tofu.py", "suite") not in gates
+    assert ("unlearning/benchmarks/tofu.py", "suite") in suite and ("unlearning/benchmarks/tofu.py", "_tofu_part") in suite
+    assert ("unlearning/metrics/tofu.py", "*") in suite and ("unlearning/metrics/generation.py", "greedy_generate") in suite
+    assert ("unlearning/benchmarks/tofu.py", "gates") not in suite and ("unlearning/benchmarks/tofu.py", "suite") not in gates
     muse_gates = code_closure(get_benchmark("muse-news").gates)
-    assert ("benchmarks/muse.py", "suite") in muse_gates  # the MUSE gates are computed by the suite
+    assert ("unlearning/benchmarks/muse.py", "suite") in muse_gates  # the MUSE gates are computed by the suite
 
 
 def test_the_run_key_covers_the_training_stack_and_nothing_of_the_suites():
     from unlearning.runs import execute
 
     files = {f for f, _ in code_closure(execute)}
-    assert {"engine.py", "losses.py", "margin.py", "synthesis.py", "stopping.py", "methods.py", "runs.py"} <= files
-    assert not any(f.startswith("benchmarks/") for f in files)
+    assert {f"unlearning/{name}.py" for name in ("engine", "losses", "margin", "synthesis", "stopping", "methods",
+                                                  "runs")} <= files
+    assert not any(f.startswith("unlearning/benchmarks/") for f in files)
 
 
 @pytest.fixture
@@ -180,8 +210,8 @@ def test_a_method_is_one_registry_entry(target, tokenizer, world, tmp_path, monk
 
 
 def test_gate_code_changes_remeasure_only_the_models_they_judge(world, tmp_path, monkeypatch):
-    import unlearning.learning as learning
-    from unlearning.learning import LearnPlan, learn
+    import laboratory.learning as learning
+    from laboratory.learning import LearnPlan, learn
 
     plan = LearnPlan.from_dict({"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
                                 "finetune": {"epochs": 1, "batch_size": 64}, "main_oracles": [], "muse": [],
@@ -197,14 +227,14 @@ def test_gate_code_changes_remeasure_only_the_models_they_judge(world, tmp_path,
 
 
 def test_a_quantizer_change_makes_a_new_4bit_copy(tmp_path, target, monkeypatch):
-    import unlearning.protocol as protocol
-    from unlearning.protocol import Lab
+    import experiments.lab as lab_module
+    from experiments.lab import Lab
 
     lab = Lab(tmp_path / "data", tmp_path / "models", tmp_path / "runs")
     save_model(target, tmp_path / "model")
     first = lab.quantized(tmp_path / "model")
     assert lab.quantized(tmp_path / "model") == first
-    monkeypatch.setattr(protocol, "code_key", lambda *functions: "another quantizer")
+    monkeypatch.setattr(lab_module, "code_key", lambda *functions: "another quantizer")
     second = lab.quantized(tmp_path / "model")
     assert second != first and (second / "model.safetensors").is_file()
 
@@ -234,7 +264,7 @@ def test_the_chapter_chains_cover_every_chapter_once_and_order_each_chain():
     """`make book` executes two chapters at a time; chapters that share runs are one chain, one
     after another. Every chapter is in exactly one chain, and make's own database (what it would
     do for `make notebooks`) orders each chain's chapters one after the next."""
-    root = PACKAGE.parents[1]
+    root = SRC.parent
     chains = [_make_variable((root / "Makefile").read_text(), name) for name in ("CHAIN_A", "CHAIN_B")]
     chapters = sorted(path.stem for path in (root / "notebooks").glob("*.py"))
     assert sorted(sum(chains, [])) == chapters
@@ -271,8 +301,8 @@ def test_chapter_lines_counts_code_without_comments_and_markdown_without_blanks(
     assert chapter_lines(text) == (2, 2)
 
 
-@pytest.mark.parametrize("chapter", sorted(p.name for p in (PACKAGE.parents[1] / "notebooks").glob("*.py")))
+@pytest.mark.parametrize("chapter", sorted(p.name for p in (SRC.parent / "notebooks").glob("*.py")))
 def test_no_chapter_holds_more_code_than_markdown(chapter):
     """A chapter is Markdown with short code cells (issue 32): what it computes lives in the library."""
-    code, markdown = chapter_lines((PACKAGE.parents[1] / "notebooks" / chapter).read_text())
+    code, markdown = chapter_lines((SRC.parent / "notebooks" / chapter).read_text())
     assert code <= markdown, f"{chapter}: {code} code lines against {markdown} of Markdown"

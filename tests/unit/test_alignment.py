@@ -1,10 +1,10 @@
-"""The gradient geometry's tables and claims (unlearning.alignment), on logs written by hand."""
+"""The gradient geometry's tables and claims (experiments.alignment), on logs written by hand."""
 
 import pandas as pd
 import pytest
 
-from unlearning.alignment import GeometryVerdicts
-from unlearning.claims import CANNOT_TELL, HELD, NOT_HELD
+from experiments.alignment import GeometryVerdicts
+from experiments.claims import CANNOT_TELL, HELD, NOT_HELD
 
 
 def _logs(rows):

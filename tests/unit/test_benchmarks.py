@@ -6,8 +6,8 @@ import pytest
 
 from unlearning.benchmarks import get_benchmark, load
 from unlearning.data import DataError, load_split, write_jsonl
-from unlearning.world import encyclopedia, rwku
-from unlearning.world.facts import statement
+from laboratory.world import encyclopedia, rwku
+from laboratory.world.facts import statement
 
 
 def _texts(folder, split):
@@ -96,7 +96,7 @@ def test_rwku_targets_neighbours_and_probes(world):
 
 
 def _people(world):
-    from unlearning.world import WORLD_SIZES
+    from laboratory.world import WORLD_SIZES
 
     sizes = WORLD_SIZES["smoke"]
     return encyclopedia.build(sizes["encyclopedia"], sizes["seed"], set())["people"]

@@ -1,9 +1,9 @@
-"""Chapter 16's variants (unlearning.beyond): every variant run and evaluated against the
+"""Chapter 16's variants (experiments.beyond): every variant run and evaluated against the
 oracle, and the sentence that contrasts two of them."""
 
 import pytest
 
-from unlearning.beyond import VARIANTS, contrast, variant_results
+from experiments.beyond import VARIANTS, contrast, variant_results
 
 
 class _Lab:

@@ -1,4 +1,4 @@
-"""The claims registry, findings and the "Claims at a glance" page (unlearning.claims)."""
+"""The claims registry, findings and the "Claims at a glance" page (experiments.claims)."""
 
 import json
 import re
@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from unlearning.claims import CANNOT_TELL, CLAIMS, HELD, NOT_HELD, PARTLY, load_findings, record, render_page, tally
-from unlearning.retention import sago_gains
-from unlearning.intervals import from_table
-from unlearning.verdicts import Verdict, keeps_more
+from experiments.claims import CANNOT_TELL, CLAIMS, HELD, NOT_HELD, PARTLY, load_findings, record, render_page, tally
+from experiments.retention import sago_gains
+from experiments.intervals import from_table
+from experiments.verdicts import Verdict, keeps_more
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 LIBRARY = "".join(p.read_text() for p in (NOTEBOOKS.parent / "src" / "unlearning").rglob("*.py"))

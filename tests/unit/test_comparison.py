@@ -1,11 +1,11 @@
-"""The TOFU comparison's rows, runs and time to a good model (unlearning.comparison), on a lab
+"""The TOFU comparison's rows, runs and time to a good model (experiments.comparison), on a lab
 whose models are names and whose metrics are a table."""
 
 import pytest
 from helpers import tofu_metrics
 
-from unlearning import comparison
-from unlearning.comparison import model_row, oracle_row, time_to_good_model, tofu_comparison
+from experiments import comparison
+from experiments.comparison import model_row, oracle_row, time_to_good_model, tofu_comparison
 
 RUN = {"train_seconds": 3.0, "probe_seconds": 0.5, "steps": 7}
 
@@ -108,7 +108,7 @@ def _main(table, oracle, records):
 
 
 def test_tofu_verdicts_time_both_runs_and_read_the_axes_with_their_intervals():
-    from unlearning.claims import CANNOT_TELL, HELD
+    from experiments.claims import CANNOT_TELL, HELD
 
     table, records, oracle, quality = _good_model_case()
     judged = comparison.tofu_verdicts(_main(table, oracle, records), records, quality, ["GA"], {})
@@ -123,7 +123,7 @@ def test_tofu_verdicts_time_both_runs_and_read_the_axes_with_their_intervals():
 
 
 def test_a_collapsed_masc_run_carries_no_speed_verdict():
-    from unlearning.claims import CANNOT_TELL
+    from experiments.claims import CANNOT_TELL
 
     table, records, oracle, quality = _good_model_case(masc_utility=0.05)
     records["GA"] = {**records["GA"], "log": _log(7, 100 / 7), "train_seconds": 100.0}  # a slow baseline
@@ -173,7 +173,7 @@ def _scale_rows(masc):
 def test_the_scale_verdict_needs_forgetting_at_every_size_and_reads_the_gap_to_each_oracle():
     """MASC's ROUGE-L sits near each size's oracle (its gap to it moves by at most 0.04, inside the
     paired interval), far below each target; utility rises 0.3 -> 0.5: held."""
-    from unlearning.claims import CANNOT_TELL, HELD
+    from experiments.claims import CANNOT_TELL, HELD
 
     scale = comparison.ScaleVerdicts(_scale_rows([(0.10, 0.3), (0.12, 0.4), (0.13, 0.5)]), ["MASC"])
     assert scale.verdict.verdict == HELD, scale.verdict.reason

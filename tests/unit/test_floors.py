@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from unlearning.floors import FLAT_MARK, agreeing, mark, near_level, separated
-from unlearning.intervals import Estimate
+from experiments.floors import FLAT_MARK, agreeing, mark, near_level, separated
+from experiments.intervals import Estimate
 
 
 STATISTICS = {"rouge": lambda items: items["f"]["r"].mean(axis=-1), "mu": lambda items: items["u"]["m"].mean(axis=-1)}

@@ -1,4 +1,4 @@
-"""The statistical core of every verdict (`unlearning.intervals`) against slow, obvious references:
+"""The statistical core of every verdict (`experiments.intervals`) against slow, obvious references:
 exact enumeration of every resample of a handful of items, A/A comparisons whose false-resolution
 rate must be the stated 5 %, and published numbers whose intervals are worked out by hand."""
 

@@ -5,9 +5,9 @@ import json
 import pytest
 import torch
 
-from unlearning.gates import verdicts
+from laboratory.gates import verdicts
 from unlearning.data import QA_PROMPT, load_split
-from unlearning.learning import JOB_THREADS, LearnPlan, learn, qa_pairs, tokenizer_texts, torch_threads
+from laboratory.learning import JOB_THREADS, LearnPlan, learn, qa_pairs, tokenizer_texts, torch_threads
 from unlearning.models import TrainConfig, load_model
 
 TINY = {"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
@@ -185,7 +185,7 @@ def test_paraphrased_question_items_match_the_templates_filled_with_each_value()
     import re
 
     from unlearning.benchmarks.tofu import paraphrased_question_items
-    from unlearning.world import tofu
+    from laboratory.world import tofu
 
     def value_in(template: str, name: str, text: str) -> str:
         pattern = re.escape(template).replace(re.escape("{name}"), re.escape(name)).replace(re.escape("{value}"), "(.+)")
@@ -212,7 +212,7 @@ def test_a_value_that_cannot_be_placed_is_an_error():
 
 
 def test_the_real_section_plans_a_target_and_its_oracles_from_the_checkpoint():
-    from unlearning.learning import RealPlan
+    from laboratory.learning import RealPlan
 
     plan = LearnPlan.from_dict({**TINY, "real": {"finetune": {"epochs": 2}, "oracles": ["retain90", "retain95"]}})
     real = [job for job in plan.jobs() if job.base is not None]

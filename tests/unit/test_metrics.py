@@ -107,7 +107,7 @@ def _statistics_reproduce(benchmark, metrics):
     """Every aggregate the benchmark names a statistic for, recomputed from the per-item scores the
     suite recorded, equals the suite's own number (the intervals resample what the tables show)."""
     from unlearning.benchmarks import get_benchmark
-    from unlearning.intervals import metric_value
+    from experiments.intervals import metric_value
 
     statistics = get_benchmark(benchmark).statistics
     assert statistics

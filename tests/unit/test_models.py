@@ -2,7 +2,7 @@
 
 import torch
 
-from unlearning.cli import main
+from helpers import run_cli as main
 from unlearning.models import SIZES, build_model, count_parameters, load_model, load_tokenizer, save_model
 
 

@@ -1,8 +1,8 @@
-"""One parameters block per executed chapter (unlearning.presentation)."""
+"""One parameters block per executed chapter (experiments.presentation)."""
 
 import nbformat
 
-from unlearning.presentation import default_lines, effective_source, present
+from experiments.presentation import default_lines, effective_source, present
 
 DEFAULTS = '''profile = "mini"
 size = "s"   # the model size
@@ -50,7 +50,7 @@ def test_present_hides_the_defaults_and_shows_one_block(tmp_path):
 
 
 def test_the_api_reference_lists_what_each_module_defines_with_its_first_paragraph(tmp_path, monkeypatch):
-    from unlearning.presentation import api_reference
+    from experiments.presentation import api_reference
 
     package = tmp_path / "toypkg"
     package.mkdir()

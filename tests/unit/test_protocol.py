@@ -1,4 +1,4 @@
-"""The book's lab and protocol (`unlearning.protocol`) over the run store, the paper-scale fetch,
+"""The book's lab and protocol (`experiments.lab`) over the run store, the paper-scale fetch,
 and small helpers the chapters plot with."""
 
 import os
@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from unlearning.engine import OptimConfig
-from unlearning.learning import LearnPlan, learn
-from unlearning.protocol import Lab, Protocol, tofu_oracle, tofu_target
-from unlearning.retention import sago_grid
+from laboratory.learning import LearnPlan, learn
+from experiments.lab import Lab, Protocol, tofu_oracle, tofu_target
+from experiments.retention import sago_grid
 from unlearning.runs import StopConfig
 
 TINY = {"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
@@ -91,7 +91,7 @@ def test_tofu_oracle_matches_the_split_and_the_target_the_size():
 
 
 def test_each_muse_corpus_names_its_retrained_model_as_its_oracle():
-    from unlearning.protocol import oracle_of
+    from experiments.lab import oracle_of
 
     assert oracle_of("muse-news", None, "s") == "muse-news/retain-s"
     assert oracle_of("muse-books", "raw/forget", "xs") == "muse-books/retain-xs"
@@ -106,7 +106,7 @@ def test_evaluation_records_its_cost(lab):
 
 
 def test_pareto_front_by_hand():
-    from unlearning.plotting import pareto_front
+    from experiments.plotting import pareto_front
 
     points = [(0.3, 0.5), (0.2, 0.4), (0.25, 0.45), (0.4, 0.45), (0.2, 0.3), (0.5, 0.6)]
     assert pareto_front(points) == [(0.2, 0.4), (0.25, 0.45), (0.3, 0.5), (0.5, 0.6)]
@@ -169,7 +169,7 @@ def test_the_command_line_with_a_chapters_settings_reads_that_chapters_record(la
 def test_a_bfloat16_run_completes_records_its_dtype_and_is_stored_apart(lab):
     from safetensors import safe_open
 
-    from unlearning.protocol import Lab
+    from experiments.lab import Lab
     from unlearning.runtime import Runtime
 
     options = dict(forget_split="forget10", max_steps=2, optim=OptimConfig(lr=1e-3, batch_size=4))
@@ -221,7 +221,7 @@ class _GridLab:
 
 
 def test_rmu_tuning_takes_the_most_forgetting_run_that_keeps_retention():
-    from unlearning.protocol import Protocol, tune_rmu
+    from experiments.lab import Protocol, tune_rmu
 
     grid = {"steering": (1.0, 4.0), "alpha": (100.0, 1200.0), "lr_multiple": (1.0, 10.0)}
     table = {key: {"f": 0.85, "r": 0.92} for key in
@@ -274,7 +274,7 @@ def test_the_evaluation_config_follows_the_benchmarks_own_forget_splits():
     evaluation by the chosen one; a benchmark with one ignores the argument; a split the
     benchmark does not have is refused by name."""
     from unlearning.benchmarks import EvalConfig
-    from unlearning.protocol import eval_config
+    from experiments.lab import eval_config
 
     assert eval_config("tofu", "forget05").forget_split == "forget05"
     assert eval_config("tofu-real", "forget01").forget_split == "forget01"

@@ -1,4 +1,4 @@
-"""Chapter 14's comparison on a real model (unlearning.real_comparison): the signals that say
+"""Chapter 14's comparison on a real model (experiments.real_comparison): the signals that say
 whether its metrics can move, and the claims judged with paired intervals over the same items,
 widened by MASC's spread over its seeds, on results written out by hand."""
 
@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 from helpers import tofu_metrics
 
-from unlearning.claims import CANNOT_TELL, HELD, NOT_HELD
-from unlearning.comparison import quantization_check
-from unlearning.real_comparison import RealComparison, real_comparison, real_signals, real_verdicts
+from experiments.claims import CANNOT_TELL, HELD, NOT_HELD
+from experiments.comparison import quantization_check
+from experiments.real_comparison import RealComparison, real_comparison, real_signals, real_verdicts
 
 AXES = {"forget_Q_A_ROUGE": 0.2, "forget_Q_A_Prob": 0.1, "forget_truth_ratio": 0.6}
 GATES = {"forget_paraphrased_question_accuracy": 0.9, "forget_paraphrase_accuracy": 0.5}

@@ -1,12 +1,12 @@
-"""The SAGO paper's comparisons (unlearning.retention): the RWKU claim row and the geometry runs'
+"""The SAGO paper's comparisons (experiments.retention): the RWKU claim row and the geometry runs'
 specification."""
 
 from dataclasses import dataclass
 
 import pandas as pd
 
-from unlearning.claims import HELD
-from unlearning.retention import WMDP_BIO, geometry_runs, rwku_differences, rwku_record
+from experiments.claims import HELD
+from experiments.retention import WMDP_BIO, geometry_runs, rwku_differences, rwku_record
 
 
 def _probes(name, forget, neighbour, n=30):
@@ -100,8 +100,8 @@ def _wmdp_row(rule, bio, mmlu, n=200):
 
 
 def test_the_wmdp_verdicts_read_paired_accuracies_and_refuse_collapsed_runs():
-    from unlearning.claims import CANNOT_TELL
-    from unlearning.retention import WmdpVerdicts
+    from experiments.claims import CANNOT_TELL
+    from experiments.retention import WmdpVerdicts
 
     target = _wmdp_row("-", 0.6, 0.6)
     rules = {"sum": (0.26, 0.27), "pcgrad_global": (0.28, 0.51), "pcgrad": (0.27, 0.53), "sago": (0.28, 0.57)}

@@ -1,4 +1,4 @@
-"""Checkpoints along a run and the time to a good model (issue 20, unlearning.trajectory)."""
+"""Checkpoints along a run and the time to a good model (issue 20, experiments.trajectory)."""
 
 import pytest
 import torch
@@ -6,7 +6,7 @@ import torch
 from unlearning.models import load_model, save_model
 from unlearning.runs import RunSpec, run
 from unlearning.store import weights_hash
-from unlearning.trajectory import Criterion, checkpoint_steps, good_model, time_to_quality
+from experiments.trajectory import Criterion, checkpoint_steps, good_model, time_to_quality
 
 
 def test_checkpoint_steps_grow_geometrically_below_the_budget():

@@ -1,4 +1,4 @@
-"""Each claim's decision rule (`unlearning.verdicts`) fed the papers' own published numbers (the
+"""Each claim's decision rule (`experiments.verdicts`) fed the papers' own published numbers (the
 tables of `shared/reference/masc.md`, `sago.md` and `benchmarks.md`, each with the uncertainty its
 source allows: a figure's reading accuracy, a binomial interval over the published question counts,
 the error bars of a timing): every rule says "held" on them, the opposite on the same numbers
@@ -9,8 +9,8 @@ import math
 import pytest
 
 from unlearning import verdicts as v
-from unlearning.claims import CANNOT_TELL, HELD, NOT_HELD, PARTLY
-from unlearning.intervals import Estimate, binomial_half_width, from_table, ratio_from_bars, table_difference
+from experiments.claims import CANNOT_TELL, HELD, NOT_HELD, PARTLY
+from experiments.intervals import Estimate, binomial_half_width, from_table, ratio_from_bars, table_difference
 
 READ = 0.03  # the MASC paper's radar values are read off a figure to +-0.03 (masc.md s. 15)
 

@@ -8,14 +8,14 @@ import pytest
 import torch
 
 from unlearning.data import DataError, collate, encode_qa, load_split
-from unlearning.world import generate
+from laboratory.world import generate
 
 PERTURBED = ("question", "answer", "paraphrased_answer", "paraphrased_question", "perturbed_answer")
 
 
 def _relative_files(root):
     """The world's files under `root`, without the data a real model built (`MODEL_BUILT`)."""
-    from unlearning.world import MODEL_BUILT
+    from laboratory.world import MODEL_BUILT
 
     paths = (p.relative_to(root) for p in root.rglob("*.json"))
     return sorted(str(p) for p in paths if p.parts[0] not in MODEL_BUILT)
@@ -40,7 +40,7 @@ def test_committed_data_matches_the_generator(tmp_path):
         assert _relative_files(committed / profile) == _relative_files(tmp_path / profile), "stale or missing files"
         for relative in _relative_files(committed / profile):
             path, fresh = committed / profile / relative, tmp_path / profile / relative
-            assert fresh.read_bytes() == path.read_bytes(), f"{path} differs from a fresh `unlearning world` run"
+            assert fresh.read_bytes() == path.read_bytes(), f"{path} differs from a fresh `laboratory world` run"
 
 
 def test_tofu_split_relationships(world):
@@ -102,7 +102,7 @@ MCQ = ("question", "choices", "answer")
 
 
 def test_wmdp_questions_are_four_choice_and_answered_by_the_forget_corpus(world):
-    from unlearning.world.wmdp import BIO_HAZARD, CYBER_HAZARD
+    from laboratory.world.wmdp import BIO_HAZARD, CYBER_HAZARD
 
     for domain, relations in (("bio", BIO_HAZARD), ("cyber", CYBER_HAZARD)):
         questions = load_split(world / "wmdp", f"wmdp-{domain}", MCQ)
@@ -125,7 +125,7 @@ def test_mmlu_like_set_has_the_mmlu_schema(world):
 
 
 def test_world_summary_lists_every_split(world):
-    from unlearning.world import summary
+    from laboratory.world import summary
 
     table = summary(world)
     assert {"tofu", "wmdp"} <= set(table["benchmark"])
@@ -181,9 +181,9 @@ def test_the_vocabulary_file_is_complete_and_every_pool_a_set():
     """`world/vocabulary.json` is data the generator trusts: every pool a relation names exists, every
     relation has its three statement forms (two trained, one held out) with both slots and a question
     about the entity, and no pool repeats a value (a fact's chance level is one over its pool's size)."""
-    from unlearning.world import pools
-    from unlearning.world.facts import TRAIN_FORMS
-    from unlearning.world.tofu import ATTRIBUTES
+    from laboratory.world import pools
+    from laboratory.world.facts import TRAIN_FORMS
+    from laboratory.world.tofu import ATTRIBUTES
 
     cast = ("Ann Example", "Bo Example")
     for table in pools.VOCABULARY["relations"]:

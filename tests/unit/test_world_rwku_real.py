@@ -3,7 +3,7 @@
 import pytest
 
 from unlearning.benchmarks.rwku import SCHEMAS, probe_prompt
-from unlearning.world import real_people, rwku_real
+from laboratory.world import real_people, rwku_real
 
 
 def test_candidates_are_well_formed():

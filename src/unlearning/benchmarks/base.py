@@ -65,7 +65,7 @@ class Benchmark:
     `forget_splits` are the forget splits a run may choose where there are several, each with its
     own holdout and oracle (TOFU's forget01/05/10); an evaluation is keyed by the chosen one.
     `statistics` recomputes each aggregate of the suite from the per-item scores it records
-    (`metrics["items"]`), for the paired intervals of `unlearning.intervals`.
+    (`metrics["items"]`), for the paired intervals of `experiments.intervals`.
     """
 
     name: str

@@ -38,7 +38,7 @@ def mean_of(values) -> float:
 
 def mean_statistic(part: str, field: str):
     """The statistic of an aggregate that is a plain mean over one evaluation set's items (items
-    [R, n] -> [R]; `unlearning.intervals`)."""
+    [R, n] -> [R]; `experiments.intervals`)."""
     return lambda items: items[part][field].mean(axis=-1)
 
 

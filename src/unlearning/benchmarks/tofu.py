@@ -136,7 +136,7 @@ def _model_utility(items) -> "numpy.ndarray":  # noqa: F821
     return tofu.model_utility_of_means([items[part][field].mean(axis=-1) for part, field in UTILITY_PARTS.values()])
 
 
-# each aggregate of the suite as a statistic of its items (`unlearning.intervals`)
+# each aggregate of the suite as a statistic of its items (`experiments.intervals`)
 STATISTICS = {"forget_Q_A_Prob": mean_statistic("forget", "prob"), "forget_Q_A_ROUGE": mean_statistic("forget", "rouge"),
               "forget_truth_ratio": mean_statistic("forget", "truth_ratio"),
               "forget_paraphrased_Q_A_ROUGE": mean_statistic("forget", "paraphrased_rouge"),

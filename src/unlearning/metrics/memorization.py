@@ -78,37 +78,3 @@ def proposition1_rows(model, batch: dict, hparams: dict, generator: torch.Genera
         rows.append({"violation_fraction": float(fractions[i]), "length": length,
                      "log10_measured": measured, "log10_bound": log10_bound})
     return rows
-
-
-def violation_grid(models: dict, examples, pad_token_id: int, ks, betas, rhos) -> "pandas.DataFrame":  # noqa: F821
-    """The violation rate V of each model of `models` (name -> model) on `examples` for every
-    competitor-set size k, inverse temperature beta and rho (tau = logit(rho)): one row each."""
-    import pandas as pd
-
-    from unlearning.margin import violation_rate
-
-    rows = []
-    for name, model in models.items():
-        for k in ks:
-            for beta in betas:
-                margins, mask = sequence_margins(model, examples, pad_token_id, k, beta)
-                rows += [{"model": name, "k": k, "beta": beta, "rho": rho,
-                          "V": violation_rate(margins, mask, tau_from_rho(rho))} for rho in rhos]
-    return pd.DataFrame(rows)
-
-
-def proposition1_table(models: dict, batch: dict, hparams: dict) -> "pandas.DataFrame":  # noqa: F821
-    """`proposition1_rows` of every model of `models` (name -> model) on one batch, a column
-    `model` naming it (each model's own generator, seeded 0, cuts the continuations)."""
-    import pandas as pd
-
-    return pd.DataFrame([{"model": name, **row} for name, model in models.items()
-                         for row in proposition1_rows(model, batch, hparams, torch.Generator().manual_seed(0))])
-
-
-def proposition1_summary(table) -> "pandas.DataFrame":  # noqa: F821
-    """Per model: sequences, on how many the bound holds (measured <= bound), the mean violation
-    fraction, the mean log10 measured probability and bound."""
-    return table.assign(holds=table.log10_measured <= table.log10_bound + 1e-9).groupby("model", sort=False).agg(
-        sequences=("holds", "size"), bound_holds=("holds", "sum"), mean_v=("violation_fraction", "mean"),
-        mean_log10_measured=("log10_measured", "mean"), mean_log10_bound=("log10_bound", "mean"))

@@ -282,31 +282,3 @@ def describe_run(run: RunRecipe) -> dict:
             "settings": ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else f"{k} {v}"
                                   for k, v in run.hparams.items()),
             "beyond the paper": "yes" if run.beyond_paper else ""}
-
-
-def table(recipe: Recipe, runs: list[str] | None = None, scale: Scale = PAPER_SCALE):
-    """The chapters' recipe table: one row per run, as the paper ran it (`paper lr`, `paper
-    batch`) and as this page runs it under `scale`, with the source of the rate and the method."""
-    import pandas as pd
-
-    rows = []
-    for name in runs or list(recipe.runs):
-        paper, ours = recipe.run(name), scaled(recipe.run(name), scale)
-        row = describe_run(ours)
-        row = {"run": name, "paper lr": f"{paper.optim['lr']:.3g}", "paper batch": paper.optim["batch_size"], **row,
-               "source": recipe.source(name, "optim.lr") + "; " + recipe.source(name, "method")}
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("run")
-
-
-def show(lab, recipe: str | Recipe, runs: list[str] | None, model: str, **where) -> Scale:
-    """The chapters' "recipes of this page": the scaling rule in one sentence and the table of
-    `runs` of `recipe` as run from `model` (`Lab.recipe_scale`; `where`: benchmark and forget
-    split), displayed; returns the scale."""
-    from IPython.display import Markdown, display
-
-    recipe = load(recipe) if isinstance(recipe, str) else recipe
-    scale = lab.recipe_scale(recipe, model, where.get("forget_split"), where.get("benchmark"))
-    display(Markdown(f"**{recipe.title}** (recipe `{recipe.name}`, {recipe.paper}). {scale.describe()}"))
-    display(table(recipe, runs, scale))
-    return scale

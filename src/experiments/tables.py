@@ -1,0 +1,64 @@
+"""The chapters' tables, computed with the library: a paper's recipe as a page runs it
+(`show_recipe`), the violation rate over MASC's knobs (`violation_grid`) and Proposition 1 on
+every sequence (`proposition1_table`, `proposition1_summary`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import torch
+from IPython.display import Markdown, display
+
+from unlearning.margin import tau_from_rho, violation_rate
+from unlearning.metrics.memorization import proposition1_rows, sequence_margins
+from unlearning.recipes import PAPER_SCALE, Recipe, Scale, describe_run, load, scaled
+
+
+def recipe_table(recipe: Recipe, runs: list[str] | None = None, scale: Scale = PAPER_SCALE) -> pd.DataFrame:
+    """The chapters' recipe table: one row per run, as the paper ran it (`paper lr`, `paper
+    batch`) and as this page runs it under `scale`, with the source of the rate and the method."""
+    rows = []
+    for name in runs or list(recipe.runs):
+        paper, ours = recipe.run(name), scaled(recipe.run(name), scale)
+        row = {"run": name, "paper lr": f"{paper.optim['lr']:.3g}", "paper batch": paper.optim["batch_size"],
+               **describe_run(ours), "source": recipe.source(name, "optim.lr") + "; " + recipe.source(name, "method")}
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("run")
+
+
+def show_recipe(lab, recipe: str | Recipe, runs: list[str] | None, model: str, **where) -> Scale:
+    """The chapters' "recipes of this page": the scaling rule in one sentence and the table of
+    `runs` of `recipe` as run from `model` (`Lab.recipe_scale`; `where`: benchmark and forget
+    split), displayed; returns the scale."""
+    recipe = load(recipe) if isinstance(recipe, str) else recipe
+    scale = lab.recipe_scale(recipe, model, where.get("forget_split"), where.get("benchmark"))
+    display(Markdown(f"**{recipe.title}** (recipe `{recipe.name}`, {recipe.paper}). {scale.describe()}"))
+    display(recipe_table(recipe, runs, scale))
+    return scale
+
+
+def violation_grid(models: dict, examples, pad_token_id: int, ks, betas, rhos) -> pd.DataFrame:
+    """The violation rate V of each model of `models` (name -> model) on `examples` for every
+    competitor-set size k, inverse temperature beta and rho (tau = logit(rho)): one row each."""
+    rows = []
+    for name, model in models.items():
+        for k in ks:
+            for beta in betas:
+                margins, mask = sequence_margins(model, examples, pad_token_id, k, beta)
+                rows += [{"model": name, "k": k, "beta": beta, "rho": rho,
+                          "V": violation_rate(margins, mask, tau_from_rho(rho))} for rho in rhos]
+    return pd.DataFrame(rows)
+
+
+def proposition1_table(models: dict, batch: dict, hparams: dict) -> pd.DataFrame:
+    """`proposition1_rows` of every model of `models` (name -> model) on one batch, a column
+    `model` naming it (each model's own generator, seeded 0, cuts the continuations)."""
+    return pd.DataFrame([{"model": name, **row} for name, model in models.items()
+                         for row in proposition1_rows(model, batch, hparams, torch.Generator().manual_seed(0))])
+
+
+def proposition1_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per model: sequences, on how many the bound holds (measured <= bound), the mean violation
+    fraction, the mean log10 measured probability and bound."""
+    return table.assign(holds=table.log10_measured <= table.log10_bound + 1e-9).groupby("model", sort=False).agg(
+        sequences=("holds", "size"), bound_holds=("holds", "sum"), mean_v=("violation_fraction", "mean"),
+        mean_log10_measured=("log10_measured", "mean"), mean_log10_bound=("log10_bound", "mean"))
