@@ -28,9 +28,9 @@ from experiments.parameters import check_parameters
 check_parameters("90-api", globals())  # every parameter, before any work: one line naming a wrong one
 
 # %% [markdown]
-# The page skips two modules: `unlearning.cli`, whose commands `unlearning --help` lists with their
-# options, and `laboratory.world.reference`, which holds no function but the sizes of the real
-# benchmarks' splits ({doc}`02-world` shows them beside the laboratory's). A name in the list below is importable as written, for example
+# The page documents the library, the package `unlearning` that a user's own trainer imports (the
+# laboratory and the book's experiment layer are laid out in the README). It skips `unlearning.cli`,
+# whose commands `unlearning --help` lists with their options. A name in the list below is importable as written, for example
 # `from unlearning.margin import restricted_margin`; the chapters show each piece at work.
 
 # %% tags=["hide-input"]
@@ -38,4 +38,4 @@ from IPython.display import Markdown
 
 from experiments.presentation import api_reference
 
-Markdown(api_reference(package, skip={"unlearning.cli", "laboratory.world.reference"}))
+Markdown(api_reference(package, skip={"unlearning.cli"}))

@@ -1,6 +1,8 @@
 """Helpers shared by the tests (importable: pytest puts this folder on sys.path)."""
 
 import importlib
+import site
+from pathlib import Path
 
 # the package whose console script has each command (unlearning.cli has the rest)
 COMMAND_MODULES = {"world": "laboratory.cli", "rwku-real": "laboratory.cli", "learn": "laboratory.cli",
@@ -48,3 +50,26 @@ def tofu_metrics(name: str, rouge: float, utility: float, prob: float | None = N
                 for part in ("retain", "real_authors", "world_facts")}}
     return {"forget_Q_A_ROUGE": rouge, "forget_Q_A_Prob": prob, "forget_truth_ratio": truth_ratio,
             "model_utility": utility, "items": items}
+
+
+# what only the extras (book, dev, gpu) install: absent after a plain `pip install .`
+EXTRAS_ONLY = {"matplotlib", "mpl_toolkits", "seaborn", "nbformat", "papermill", "ipython", "ipykernel", "jupytext",
+               "jupyter_book", "peft", "datasets", "pytest", "_pytest", "selenium", "bitsandbytes"}
+
+
+def _distribution(entry: str) -> str:
+    """The package a site-packages entry belongs to ('matplotlib-3.9.dist-info' -> 'matplotlib')."""
+    return entry.split("-")[0].split(".")[0].lower()
+
+
+def site_without_extras(tmp_path: Path) -> Path:
+    """A site-packages folder of links to every installed package but the extras' (and their
+    metadata, and no .pth file, so not this project): what `pip install .` with no extras leaves.
+    Run `python -S` with it and src/ on sys.path."""
+    installed = Path(next(p for p in site.getsitepackages() if p.endswith("site-packages")))
+    core = tmp_path / "site-packages"
+    core.mkdir()
+    for entry in installed.iterdir():
+        if _distribution(entry.name) not in EXTRAS_ONLY and entry.suffix != ".pth":
+            (core / entry.name).symlink_to(entry)
+    return core

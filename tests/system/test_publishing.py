@@ -53,12 +53,14 @@ def test_make_publish_refuses_without_a_built_book(tmp_path):
     assert done.returncode != 0 and "run make book first" in done.stderr
 
 
-def test_the_readme_opens_with_how_the_book_is_published_and_names_no_site_nothing_publishes():
-    """Issue 29: the first paragraph says the workflow publishes to the Pages of the repository it
-    runs in; no fixed github.io address, since no workflow here publishes to one."""
+def test_the_readme_says_how_the_book_is_published_and_names_no_site_nothing_publishes():
+    """Issue 29: a paragraph under the title (issue 46: not above it) says the workflow publishes to
+    the Pages of the repository it runs in; no fixed github.io address, since no workflow here
+    publishes to one."""
     readme = (ROOT / "README.md").read_text()
-    first_paragraph = readme.split("\n\n")[0]
-    assert ".github/workflows/book.yml" in first_paragraph and "gh-pages" in first_paragraph
+    assert readme.startswith("# ")
+    (paragraph,) = [p for p in readme.split("\n\n") if p.startswith("**The book** is published")]
+    assert ".github/workflows/book.yml" in paragraph and "gh-pages" in paragraph
     assert "github.io" not in readme
     workflow = (ROOT / ".github" / "workflows" / "book.yml").read_text()
     assert "make publish REMOTE=origin" in workflow and "branches: [main]" in workflow

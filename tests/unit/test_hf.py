@@ -13,6 +13,7 @@ import sys
 import pytest
 import torch
 
+from helpers import site_without_extras
 from hf_trainers import GradDiff, Masc, arguments, collators, engine_order, engine_pairs
 from unlearning.engine import OptimConfig, unlearn
 from unlearning.hf import MascStopCallback, UnlearningArguments, masc_forget_loss, masc_settings
@@ -175,28 +176,13 @@ def test_a_bad_configuration_fails_at_construction_with_one_line(target, tokeniz
     assert "pass reference=" in _one_line(error)
 
 
-EXTRAS_ONLY = {"matplotlib", "mpl_toolkits", "seaborn", "nbformat", "papermill", "ipython", "ipykernel", "jupytext",
-               "jupyter_book", "peft", "datasets", "pytest", "_pytest", "selenium"}
-
-
-def _distribution(entry: str) -> str:
-    """The package a site-packages entry belongs to ('matplotlib-3.9.dist-info' -> 'matplotlib')."""
-    return entry.split("-")[0].split(".")[0].lower()
-
-
 def test_the_drop_ins_import_with_no_extras(tmp_path):
     """`unlearning.hf` needs only the package's own dependencies: a Python whose site folder holds
     every installed package but the extras' (and their metadata; a planted `import matplotlib`
     fails here) imports the callback, the loss and the mixin."""
-    import site
     from pathlib import Path
 
-    installed = Path(next(p for p in site.getsitepackages() if p.endswith("site-packages")))
-    core = tmp_path / "site-packages"
-    core.mkdir()
-    for entry in installed.iterdir():
-        if _distribution(entry.name) not in EXTRAS_ONLY and entry.suffix != ".pth":
-            (core / entry.name).symlink_to(entry)
+    core = site_without_extras(tmp_path)
     src = Path(__file__).parents[2] / "src"
     code = (
         "from unlearning.hf import GradientSynthesisMixin, MascStopCallback, UnlearningArguments, masc_forget_loss\n"

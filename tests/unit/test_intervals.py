@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from unlearning import intervals as iv
+from experiments import intervals as iv
 
 
 def _mean(part, field="x"):

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from unlearning import verdicts as v
+from experiments import verdicts as v
 from experiments.claims import CANNOT_TELL, HELD, NOT_HELD, PARTLY
 from experiments.intervals import Estimate, binomial_half_width, from_table, ratio_from_bars, table_difference
 
