@@ -47,8 +47,9 @@ FULL_BUILD := $(filter notebooks book book-student,$(MAKECMDGOALS))
 PARALLEL := $(if $(FULL_BUILD),-j$(CHAPTER_JOBS))
 # make publish pushes the built book to this remote's gh-pages branch
 REMOTE ?= origin
-# the library's sources (the classroom, its own package in src/classroom, does not feed the chapters)
-SRC := $(wildcard src/unlearning/*.py src/unlearning/*/*.py)
+# the sources the chapters run: the library, the laboratory and the book's experiment layer (the
+# classroom, its own package in src/classroom, does not feed the chapters)
+SRC := $(wildcard $(foreach package,unlearning laboratory experiments,src/$(package)/*.py src/$(package)/*/*.py))
 
 ifeq ($(filter $(PROFILE),smoke mini paper),)
 $(error PROFILE must be smoke, mini or paper; got '$(PROFILE)')

@@ -41,6 +41,7 @@ def _stale(target: str, *newer: str) -> bool:
     ("11-wmdp", "notebooks/profiles/smoke/11-wmdp.yaml", True),  # its parameters
     ("11-wmdp", "notebooks/11-wmdp.py", True),                   # its source
     ("11-wmdp", "src/unlearning/metrics/choice.py", True),       # the library (its runs are then read back)
+    ("11-wmdp", "src/experiments/retention.py", True),           # the book's experiment layer
     ("11-wmdp", "notebooks/06-tofu.py", False),                  # another chapter's source
     ("11-wmdp", "notebooks/profiles/smoke/06-tofu.yaml", False),  # another chapter's parameters
     ("06-tofu", "data/smoke/tofu/forget10.json", True),

@@ -13,7 +13,7 @@ from experiments.intervals import from_table
 from experiments.verdicts import Verdict, keeps_more
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-LIBRARY = "".join(p.read_text() for p in (NOTEBOOKS.parent / "src" / "unlearning").rglob("*.py"))
+LIBRARY = "".join(p.read_text() for p in (NOTEBOOKS.parent / "src").rglob("*.py"))  # every package
 
 
 def test_tally_is_all_some_or_none():
