@@ -4,14 +4,13 @@ import importlib
 import site
 from pathlib import Path
 
-# the package whose console script has each command (unlearning.cli has the rest)
-COMMAND_MODULES = {"world": "laboratory.cli", "rwku-real": "laboratory.cli", "learn": "laboratory.cli",
-                   "claims": "experiments.cli", "execute": "experiments.cli", "check": "experiments.cli"}
+CLI_MODULES = ("unlearning.cli", "laboratory.cli", "experiments.cli")  # one console script per package
 
 
 def command_module(command: str) -> str:
-    """The CLI module of `command` (for `python -m MODULE command ...`)."""
-    return COMMAND_MODULES.get(command, "unlearning.cli")
+    """The CLI module whose COMMANDS has `command` (for `python -m MODULE command ...`); a name
+    no CLI has goes to `unlearning.cli`, which refuses it with its usage line."""
+    return next((name for name in CLI_MODULES if command in importlib.import_module(name).COMMANDS), CLI_MODULES[0])
 
 
 def run_cli(argv: list[str]) -> int:

@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from unlearning.cli import OneLineParser, run_command
+from unlearning.cli import command_parser, run_command
 
 
 def _add_claims(sub) -> None:
@@ -41,10 +41,7 @@ def _add_check(sub) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = OneLineParser(prog="experiments", description=__doc__.split("\n\n")[0])
-    sub = top.add_subparsers(dest="command", required=True)
-    _add_claims(sub), _add_execute(sub), _add_check(sub)
-    return top
+    return command_parser("experiments", __doc__, (_add_claims, _add_execute, _add_check))
 
 
 def cmd_claims(args) -> None:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from unlearning.choices import LEARN_PARTS
-from unlearning.cli import OneLineParser, output_folder, run_command
+from unlearning.cli import command_parser, output_folder, run_command
 
 
 def _add_world(sub) -> None:
@@ -49,10 +49,7 @@ def _add_learn(sub) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = OneLineParser(prog="laboratory", description=__doc__.split("\n\n")[0])
-    sub = top.add_subparsers(dest="command", required=True)
-    _add_world(sub), _add_rwku_real(sub), _add_learn(sub)
-    return top
+    return command_parser("laboratory", __doc__, (_add_world, _add_rwku_real, _add_learn))
 
 
 def cmd_world(args) -> None:

@@ -103,11 +103,18 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
 
 
-def parser() -> argparse.ArgumentParser:
-    top = OneLineParser(prog="unlearning", description=__doc__.split("\n\n")[0])
+def command_parser(prog: str, doc: str, adders: tuple[Callable, ...]) -> argparse.ArgumentParser:
+    """The parser of a project command: its first paragraph of `doc` as the description, one
+    subcommand added by each of `adders`."""
+    top = OneLineParser(prog=prog, description=doc.split("\n\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
-    _add_unlearn(sub), _add_evaluate(sub), _add_fetch(sub)
+    for add in adders:
+        add(sub)
     return top
+
+
+def parser() -> argparse.ArgumentParser:
+    return command_parser("unlearning", __doc__, (_add_unlearn, _add_evaluate, _add_fetch))
 
 
 MAX_BATCH = 4096  # examples per micro-batch (and micro-batches per step): more is a typing mistake
