@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from unlearning.benchmarks import get_benchmark
+from unlearning.stopping import StopConfig
+
 from experiments.lab import Lab, eval_config, oracle_of, tofu_oracle, tofu_run
 from experiments.trajectory import Criterion, good_model, held_point, quality_table, time_to_quality, trajectory
 
@@ -99,8 +101,6 @@ def tolerance_sweep(lab: Lab, target: str, forget_split: str, protocol, toleranc
     violation tolerance, each model evaluated with `config` against `oracle`: a row per tolerance."""
     import pandas as pd
 
-    from unlearning.runs import StopConfig
-
     rows = []
     for tolerance in tolerances:
         run = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split,
@@ -117,8 +117,6 @@ def fixed_budgets(lab: Lab, target: str, forget_split: str, protocol, budgets, c
     runs: the checkpoints of one fixed-budget run), each evaluated with `config` against `oracle`,
     with the seconds of training and of evaluation that a checkpoint search pays: a row per budget."""
     import pandas as pd
-
-    from unlearning.runs import StopConfig
 
     rows = []
     for steps in budgets:

@@ -21,9 +21,10 @@ from unlearning.evaluate import DivergedMetrics, evaluate, is_evaluated
 from unlearning.models import copy_tokenizer_files, has_tokenizer
 from unlearning.protocol import Protocol, eval_config  # the shared protocol; chapters import it from here too
 from unlearning.records import read_json, write_json
-from unlearning.recipes import PAPER_SCALE, Recipe, Scale, laboratory_scale, learned_rate, scaled
+from unlearning.recipes import PAPER_SCALE, Changes, Recipe, Scale, laboratory_scale, learned_rate, scaled
 from unlearning.recipes import load as load_recipe
-from unlearning.runs import RunSpec, StopConfig, run, spec_from_record, training_units
+from unlearning.runs import RunSpec, run, spec_from_record, training_units
+from unlearning.stopping import StopConfig
 from unlearning.runtime import Runtime, configure_process
 from unlearning.store import code_key, is_released, release_weights, weight_files, weights_hash
 
@@ -154,23 +155,22 @@ class Lab:
         return laboratory_scale(recipe, model_lr=learned_rate(self.model(model)), forget_size=len(forget))
 
     def recipe_spec(self, recipe: str | Recipe, run_name: str, model: str, *, scale: Scale | None = None,
-                    benchmark: str | None = None, forget_split: str | None = None, retain_split: str | None = None,
-                    **options) -> RunSpec:
+                    benchmark: str | None = None, **changes) -> RunSpec:
         """The RunSpec of one run of a recipe from the learned model `model`, scaled by the
         laboratory rule (or `scale`), on the recipe's benchmark or `benchmark` (one of the same
-        schema: tofu-real for masc/tofu); `options` go to RunSpec (hparams are merged over the recipe's)."""
+        schema: tofu-real for masc/tofu); `changes` are `recipes.Changes` fields (hparams are
+        merged over the recipe's)."""
         recipe = load_recipe(recipe) if isinstance(recipe, str) else recipe
         benchmark = benchmark or recipe.benchmark
+        forget_split, retain_split = changes.get("forget_split"), changes.get("retain_split")
         scale = scale or self.recipe_scale(recipe, model, forget_split, benchmark)
         bench, start = get_benchmark(benchmark), self.model(model)
         packing = scaled(recipe.run(run_name), scale).packing
         block = packing["block_length"] if packing else None
         n_forget = self.units(benchmark, forget_split or bench.forget, start, block)
         n_retain = self.units(benchmark, retain_split or bench.retain, start, block)
-        hparams = options.pop("hparams", {})
-        spec = recipe.spec(run_name, start, scale, n_forget=n_forget, n_retain=n_retain, forget_split=forget_split,
-                           retain_split=retain_split, **options)
-        return replace(spec, benchmark=benchmark, hparams={**spec.hparams, **hparams})
+        return recipe.spec(run_name, start, scale, n_forget=n_forget, n_retain=n_retain, changes=Changes(**changes),
+                           benchmark=benchmark)
 
     def recipe_run(self, recipe: str | Recipe, run_name: str, model: str, *, checkpoints: tuple[int, ...] = (),
                    **options) -> dict:

@@ -423,13 +423,10 @@ def geometry_runs(lab: Lab, objective: str, rules, start: str, optimizer: str | 
     """Chapter 10's runs (SAGO paper, geometry table): `objective` under each rule of `rules` from
     `start` on WMDP-Bio with the recipe's settings for that rule, the gradient geometry logged at
     every step, under `optimizer` (the recipe's own when None). Rule -> run record."""
-    from dataclasses import replace
-
     loaded, runs = load_recipe(recipe), {}
     for rule in rules:
         spec = lab.recipe_spec(loaded, sago_run_name(loaded, objective, rule)[0], start, rule=rule, record_geometry=True,
-                               **WMDP_BIO)
-        runs[rule] = lab.run_spec(replace(spec, optim=replace(spec.optim, optimizer=optimizer)) if optimizer else spec,
-                                  start)
+                               optimizer=optimizer, **WMDP_BIO)
+        runs[rule] = lab.run_spec(spec, start)
     return runs
 

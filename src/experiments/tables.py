@@ -10,7 +10,7 @@ from IPython.display import Markdown, display
 
 from unlearning.margin import tau_from_rho, violation_rate
 from unlearning.metrics.memorization import proposition1_rows, sequence_margins
-from unlearning.recipes import PAPER_SCALE, Recipe, Scale, describe_run, load, scaled
+from unlearning.recipes import PAPER_SCALE, Recipe, RunRecipe, Scale, load, scaled
 
 
 def recipe_table(recipe: Recipe, runs: list[str] | None = None, scale: Scale = PAPER_SCALE) -> pd.DataFrame:
@@ -62,3 +62,23 @@ def proposition1_summary(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(holds=table.log10_measured <= table.log10_bound + 1e-9).groupby("model", sort=False).agg(
         sequences=("holds", "size"), bound_holds=("holds", "sum"), mean_v=("violation_fraction", "mean"),
         mean_log10_measured=("log10_measured", "mean"), mean_log10_bound=("log10_bound", "mean"))
+
+
+def describe_run(run: RunRecipe) -> dict:
+    """A run's settings in words, one entry per column of the chapters' recipe tables."""
+    o = run.optim
+    budget = f"{run.budget['steps']} steps" if "steps" in run.budget else \
+        f"{run.budget['epochs']:g} epochs ({'forget set' if run.budget['anchor'] == 'forget' else 'longer loader'})"
+    warm = "none" if run.warmup is None else (f"{run.warmup['epochs']:g} epoch" if "epochs" in run.warmup
+                                              else f"{run.warmup['ratio']:.0%} of the steps")
+    stop = "fixed budget" if run.stop["kind"] == "fixed" else \
+        f"self-stop at V <= {run.stop['tolerance']} (confirmed on {run.stop['confirm_size']})"
+    return {"method": run.method, "rule": run.rule, "lr": f"{o['lr']:.3g}", "global batch": o["batch_size"],
+            "budget": budget, "warm-up": warm, "schedule": o["schedule"],
+            "decay": f"{o['weight_decay']:g} ({'all tensors' if o['decay_groups'] == 'all' else 'no norms/biases'})",
+            "clip": "none" if o["max_grad_norm"] is None else f"{o['max_grad_norm']:g}",
+            "LoRA": "full" if run.lora is None else f"r {run.lora['r']}, alpha {run.lora['alpha']}",
+            "stop": stop, "packing": "per example" if run.packing is None else f"{run.packing['block_length']}-token blocks",
+            "settings": ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else f"{k} {v}"
+                                  for k, v in run.hparams.items()),
+            "beyond the paper": "yes" if run.beyond_paper else ""}

@@ -30,9 +30,10 @@ from unlearning.choices import DEVICES, DTYPES, PROBE_SETS, RULES
 def _add_unlearn(sub) -> None:
     p = sub.add_parser("unlearn", help="run one unlearning method on a benchmark, under a paper's recipe or the book's "
                                        "protocol; stores the model and record.json in the run store")
-    p.add_argument("--recipe", help="a paper's recipe, e.g. masc/tofu, openunlearning/tofu, sago/wmdp-bio (a wrong name "
-                                    "lists them): its optimiser, schedule, budget, LoRA, stop and settings; every flag "
-                                    "given below overrides it")
+    p.add_argument("--recipe", default="book/protocol",
+                   help="a recipe, e.g. masc/tofu, openunlearning/tofu, sago/wmdp-bio (a wrong name lists them): its "
+                        "optimiser, schedule, budget, LoRA, stop and settings; every flag given below overrides it "
+                        "(default: book/protocol, the book's protocol for every method)")
     p.add_argument("--scale", default="paper", help="with --recipe: paper (the recipe's own numbers, default) or "
                                                     "laboratory (the book's scaling rule, unlearning.recipes)")
     p.add_argument("--benchmark",
@@ -49,25 +50,31 @@ def _add_unlearn(sub) -> None:
     p.add_argument("--rule", help=f"update rule, one of {', '.join(RULES)} (default: the recipe's, else sum)")
     p.add_argument("--split", help="forget split (default: the benchmark's, e.g. forget10); join files with +")
     p.add_argument("--retain-split", help="retain split (default: the benchmark's, e.g. retain90)")
+    _add_changes(p)
+    p.add_argument("--store", type=Path, help="run store (default runs/<profile> for a suffixed --benchmark, else runs)")
+    _add_runtime(p)
+
+
+def _add_changes(p) -> None:
+    """The flags that change the recipe's run (`recipes.Changes`)."""
     p.add_argument("--stop", help="fixed or violation (default: the method's own; violation for MASC)")
     p.add_argument("--tolerance", type=float, help="violation-rule tolerance (default: the book's protocol, 0.475)")
     p.add_argument("--probe-set", help=f"violation-rule probes: {' or '.join(PROBE_SETS)} "
                                                             "(default official: first forget sequences)")
-    p.add_argument("--epochs", type=float, help="fixed budget in passes over the forget split (default: the book's "
-                                                "protocol)")
+    p.add_argument("--epochs", type=float, help="budget in passes over the forget split (a self-stopping run's cap; "
+                                                "default: the recipe's)")
     p.add_argument("--max-steps", type=int, help="step budget: replaces --epochs for a fixed stop; the cap of the "
                                                  "violation rule (default: the book's protocol)")
     p.add_argument("--lr", type=float, help="learning rate (default: the book's protocol)")
-    p.add_argument("--batch-size", type=int, help="forget and retain examples per micro-batch (default: the book's "
-                                                  "protocol)")
+    p.add_argument("--batch-size", type=int, help="the global batch: forget and retain examples per optimizer step, "
+                                                  "split into --grad-accum micro-batches on each process (default: "
+                                                  "the recipe's)")
     p.add_argument("--grad-accum", type=int, help="micro-batches per optimizer step (default 1)")
     p.add_argument("--optimizer", help="adamw (default, the papers') or sgd (updates proportional to the combined "
                                        "gradient)")
     p.add_argument("--lora-rank", type=int, help="train LoRA adapters of this rank instead of all weights")
     p.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE", help="method hyper-parameters, e.g. rho=0.7 k=10")
     p.add_argument("--seed", type=int, help="random seed (default: the book's protocol, 0)")
-    p.add_argument("--store", type=Path, help="run store (default runs/<profile> for a suffixed --benchmark, else runs)")
-    _add_runtime(p)
 
 
 def _add_runtime(p) -> None:
@@ -179,27 +186,6 @@ def _check_counts(args) -> None:
         raise ValueError(f"--lora-rank must be >= 1, got {args.lora_rank}")
 
 
-def _protocol_spec(args, benchmark: str, n_forget: int):
-    """The run of the book's protocol (`protocol.Protocol`) with the options given."""
-    from dataclasses import replace
-
-    from unlearning.methods import get_method
-    from unlearning.protocol import Protocol
-
-    if args.method is None:
-        raise ValueError("--method is required (or give --recipe)")
-    get_method(args.method)
-    given = {"lr": args.lr, "batch_size": args.batch_size, "epochs": args.epochs, "tolerance": args.tolerance,
-             "seed": args.seed, "cap": args.max_steps}
-    protocol = Protocol(**{name: value for name, value in given.items() if value is not None})
-    spec = protocol.spec(benchmark, args.method, args.model, n_forget, stop=args.stop, rule=args.rule or "sum",
-                         forget_split=args.split, retain_split=args.retain_split, hparams=_parse_sets(args.set),
-                         probe_set=args.probe_set or "official", lora={"r": args.lora_rank} if args.lora_rank else None)
-    if args.max_steps is not None:
-        spec = replace(spec, max_steps=args.max_steps)
-    return spec
-
-
 def _recipe_run_name(recipe, method: str | None, rule: str | None) -> str:
     """The recipe's run of `--method` (and `--rule`, for recipes with a run per rule)."""
     if method is None:
@@ -213,73 +199,54 @@ def _recipe_run_name(recipe, method: str | None, rule: str | None) -> str:
                      f"{', '.join(recipe.runs)}")
 
 
-def _recipe_spec(args, benchmark: str, data: Path, tokenizer: Path, processes: int = 1):
-    """The run of a recipe (`unlearning.recipes`) at the paper's numbers or the laboratory's
-    rule, with every flag given overriding it. `--batch-size` replaces the recipe's global batch;
-    `--grad-accum` (and the processes of an `accelerate launch`) split it into micro-batches."""
-    from dataclasses import replace
+def _recipe_run(args, recipe):
+    """The recipe's run the arguments name: the book's protocol's run of `--method` (by its
+    stopping kind), or the recipe's run of `--method` and `--rule`."""
+    from unlearning.protocol import Protocol
+    from unlearning.recipes import PROTOCOL
 
-    from unlearning.benchmarks import get_benchmark
-    from unlearning.recipes import PAPER_SCALE, laboratory_scale, learned_rate, scaled
-    from unlearning.recipes import load as load_recipe
-    from unlearning.runs import StopConfig, training_units
+    if recipe.name != PROTOCOL:
+        return recipe.run(_recipe_run_name(recipe, args.method, args.rule))
+    if args.method is None:
+        raise ValueError("--method is required (or give --recipe)")
+    return Protocol().recipe_run(args.method, args.stop)
 
-    recipe = load_recipe(args.recipe)  # cmd_unlearn has checked the recipe, its run and --scale
-    name = _recipe_run_name(recipe, args.method, args.rule)
-    bench = get_benchmark(benchmark)  # the recipe's, or one of the same schema (tofu-real for masc/tofu)
-    forget_records = bench.load(data, args.split or bench.forget)
-    scale = PAPER_SCALE
-    if args.scale == "laboratory":
-        scale = laboratory_scale(recipe, model_lr=learned_rate(args.model), forget_size=len(forget_records))
-    packing = (scaled(recipe.run(name), scale).packing or {}).get("block_length")
-    n_forget = training_units(tokenizer, forget_records, bench.kind, packing)
-    n_retain = training_units(tokenizer, bench.load(data, args.retain_split or bench.retain), bench.kind,
-                              packing)
-    budget = ({"steps": args.max_steps} if args.max_steps is not None else
-              {"epochs": args.epochs, "anchor": "forget"} if args.epochs is not None else None)
-    optim = {k: v for k, v in (("lr", args.lr), ("batch_size", args.batch_size)) if v is not None}
-    spec = replace(recipe.spec(name, args.model, scale, n_forget=n_forget, n_retain=n_retain, forget_split=args.split,
-                               retain_split=args.retain_split, budget=budget, optim=optim), benchmark=benchmark)
-    changes = {"hparams": {**spec.hparams, **_parse_sets(args.set)}}
-    accum = args.grad_accum or 1
-    if spec.optim.batch_size % (accum * processes):
-        raise ValueError(f"--grad-accum: the global batch of {spec.optim.batch_size} does not split into {accum} "
-                         f"micro-batches on each of {processes} process(es)")
-    changes["optim"] = replace(spec.optim, batch_size=spec.optim.batch_size // (accum * processes), grad_accum=accum)
-    if args.rule is not None:
-        changes["rule"] = args.rule
-    if args.stop is not None or args.tolerance is not None:
-        stop = StopConfig(args.stop) if args.stop is not None else spec.stop
-        changes["stop"] = replace(stop, tolerance=args.tolerance) if args.tolerance is not None else stop
-    if args.lora_rank is not None:
-        changes["lora"] = {**(spec.lora or {}), "r": args.lora_rank}
-    for field, value in (("seed", args.seed), ("probe_set", args.probe_set)):
-        if value is not None:
-            changes[field] = value
-    return replace(spec, **changes), n_forget
+
+def _changes(args, processes: int):
+    """The flags given, as the changes of the one spec builder (`recipes.build_spec`)."""
+    from unlearning.recipes import Changes
+
+    return Changes(lr=args.lr, batch_size=args.batch_size, grad_accum=args.grad_accum or 1, processes=processes,
+                   epochs=args.epochs, max_steps=args.max_steps, optimizer=args.optimizer, rule=args.rule,
+                   stop=args.stop, tolerance=args.tolerance, hparams=_parse_sets(args.set), seed=args.seed,
+                   probe_set=args.probe_set, lora_rank=args.lora_rank, forget_split=args.split,
+                   retain_split=args.retain_split)
 
 
 def _unlearn_spec(args, benchmark: str, data: Path, tokenizer: Path | None, processes: int = 1):
-    """The run of the command line's arguments: a recipe's, or the book's protocol, with the
-    options given; every value checked."""
-    from dataclasses import replace
-
+    """The run of the command line's arguments: the recipe's run (the book's protocol by default)
+    at the paper's numbers or the laboratory's rule, every flag given changing it; every value
+    checked. A recipe's packed corpus is counted in blocks of `tokenizer`."""
     from unlearning.benchmarks import get_benchmark
+    from unlearning.recipes import PAPER_SCALE, build_spec, laboratory_scale, learned_rate, scaled
+    from unlearning.recipes import load as load_recipe
+    from unlearning.runs import training_units
 
     _check_counts(args)
-    bench = get_benchmark(benchmark)
+    bench = get_benchmark(benchmark)  # the recipe's, or one of the same schema (tofu-real for masc/tofu)
     bench.require_unlearning()
-    if args.recipe is not None:
-        spec, n_forget = _recipe_spec(args, benchmark, data, tokenizer, processes)
-    else:
-        n_forget = len(bench.load(data, args.split or bench.forget))
-        bench.load(data, args.retain_split or bench.retain)  # a missing or broken retain split fails here, not mid-run
-        spec = _protocol_spec(args, benchmark, n_forget)
-        if args.grad_accum is not None:
-            spec = replace(spec, optim=replace(spec.optim, grad_accum=args.grad_accum))
-    if args.optimizer is not None:
-        spec = replace(spec, optim=replace(spec.optim, optimizer=args.optimizer))
-    spec = spec.resolved()
+    recipe = load_recipe(args.recipe)
+    run = _recipe_run(args, recipe)
+    forget_records = bench.load(data, args.split or bench.forget)
+    retain_records = bench.load(data, args.retain_split or bench.retain)  # a broken split fails here, not mid-run
+    scale = PAPER_SCALE
+    if args.scale == "laboratory":
+        scale = laboratory_scale(recipe, model_lr=learned_rate(args.model), forget_size=len(forget_records))
+    packing = (scaled(run, scale).packing or {}).get("block_length")
+    n_forget = training_units(tokenizer, forget_records, bench.kind, packing)
+    n_retain = training_units(tokenizer, retain_records, bench.kind, packing)
+    spec = build_spec(run, benchmark, args.model, scale, n_forget=n_forget, n_retain=n_retain,
+                      changes=_changes(args, processes)).resolved()
     if spec.stop.kind == "violation" and spec.probe_set == "holdout" and spec.stop.confirm_size >= n_forget:
         raise ValueError(f"--probe-set holdout: a held-out probe set of {spec.stop.confirm_size} leaves no forget "
                          f"example to train on ({n_forget} in {spec.forget_split})")
@@ -314,16 +281,17 @@ def cmd_unlearn(args) -> int:
     from unlearning.runtime import Runtime
 
     runtime = Runtime(args.device, args.dtype)
-    if args.recipe is not None:  # the recipe, its run and the scale checked before anything is read
-        from unlearning.recipes import load as load_recipe
+    from unlearning.benchmarks import DEFAULT
+    from unlearning.recipes import PROTOCOL
+    from unlearning.recipes import load as load_recipe
 
-        recipe = load_recipe(args.recipe)
+    recipe = load_recipe(args.recipe)  # the recipe, its run and the scale checked before anything is read
+    if recipe.name != PROTOCOL:
         _recipe_run_name(recipe, args.method, args.rule)
-        if args.scale not in ("paper", "laboratory"):
-            raise ValueError(f"--scale must be paper or laboratory; got {args.scale!r}")
-        args.benchmark = args.benchmark or recipe.benchmark
-    benchmark, data, profile = _benchmark_and_data(args.benchmark or "tofu", args.data)
-    if args.recipe is None:  # every value checked first, then the files; nothing is written before both
+    if args.scale not in ("paper", "laboratory"):
+        raise ValueError(f"--scale must be paper or laboratory; got {args.scale!r}")
+    benchmark, data, profile = _benchmark_and_data(args.benchmark or recipe.benchmark or DEFAULT, args.data)
+    if recipe.name == PROTOCOL:  # every value checked first, then the files; nothing is written before both
         spec = _unlearn_spec(args, benchmark, data, None, runtime.processes)
         tokenizer = _model_and_tokenizer(args)
     else:  # a recipe's packed corpus is counted in blocks of the model's tokenizer

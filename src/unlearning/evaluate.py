@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from unlearning.benchmarks import EvalConfig, evaluated_benchmarks, get_benchmark
+from unlearning.benchmarks import TOFU, EvalConfig, evaluated_benchmarks, get_benchmark
 from unlearning.models import load_model, load_tokenizer
 from unlearning.runtime import Runtime
 from unlearning.store import cached, code_key, content_key, file_hash, weights_hash
@@ -69,7 +69,7 @@ def evaluate(benchmark: str, model_dir: str | Path | None, data_dir: str | Path,
         return DivergedMetrics()
     if benchmark not in evaluated_benchmarks():
         raise ValueError(f"benchmark must be one of {', '.join(evaluated_benchmarks())}; got {benchmark!r}")
-    if config.forget_only and get_benchmark(benchmark).suite is not get_benchmark("tofu").suite:
+    if config.forget_only and get_benchmark(benchmark).suite is not TOFU.suite:
         raise ValueError(f"forget_only: only TOFU-schema benchmarks have it, not {benchmark}")
     model_dir, data_dir = Path(model_dir), Path(data_dir)
     if not data_dir.is_dir():

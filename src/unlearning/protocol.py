@@ -1,26 +1,29 @@
-"""The book's shared protocol: the settings every run without a paper's recipe uses (the
-`unlearning unlearn` command's defaults, and the chapters' comparisons beyond the papers), and
-the evaluation config of a benchmark's forget split.
+"""The book's shared protocol (the recipe `book/protocol`): the settings every run without a
+paper's recipe uses (the `unlearning unlearn` command's default, and the chapters' comparisons
+beyond the papers), and the evaluation config of a benchmark's forget split.
 
-A recipe (`unlearning.recipes`) is a paper's own run; the protocol is the one budget and rate
-the book gives every method where it compares them on equal terms (masc.md s. 12-13).
+A paper's recipe (`unlearning.recipes`) is that paper's own run; the protocol is the one budget
+and rate the book gives every method where it compares them on equal terms (masc.md s. 12-13).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from unlearning.benchmarks import EvalConfig, get_benchmark
-from unlearning.engine import OptimConfig, steps_for_epochs
 from unlearning.methods import get_method
-from unlearning.runs import RunSpec, StopConfig
+from unlearning.recipes import PAPER_SCALE, PROTOCOL, Changes, RunRecipe, build_spec, load
+from unlearning.runs import RunSpec
+from unlearning.stopping import StopConfig
+
+_RECIPE = load(PROTOCOL)
+_FIXED, _VIOLATION = _RECIPE.run("fixed"), _RECIPE.run("violation")
 
 
 @dataclass(frozen=True)
 class Protocol:
-    """The settings every chapter shares (and the command line's defaults).
+    """The settings every chapter shares (the recipe file `book/protocol`; a chapter changes some).
 
     As in the MASC paper's comparison (masc.md s. 12-13): every baseline trains for a fixed
     budget of `epochs` passes over the forget set; a method whose default stop is the violation
@@ -28,24 +31,18 @@ class Protocol:
     falls to `tolerance`, capped at `cap` steps.
     """
 
-    lr: float = 1e-4
-    batch_size: int = 4
-    epochs: float = 5.0
-    cap: int = 1000
-    tolerance: float = 0.475
+    lr: float = _FIXED.optim["lr"]
+    batch_size: int = _FIXED.optim["batch_size"]
+    epochs: float = _FIXED.budget["epochs"]
+    cap: int = _VIOLATION.budget["steps"]
+    tolerance: float = _VIOLATION.stop["tolerance"]
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if not (self.epochs > 0 and math.isfinite(self.epochs)):
-            raise ValueError(f"epochs must be a finite number > 0, got {self.epochs!r}")
         if self.cap < 1:
             raise ValueError(f"cap must be >= 1, got {self.cap!r}")
-        if not 0 <= self.tolerance <= 1:
-            raise ValueError(f"tolerance must lie in [0, 1], got {self.tolerance!r}")
-
-    @property
-    def optim(self) -> OptimConfig:
-        return OptimConfig(lr=self.lr, batch_size=self.batch_size)
+        Changes(lr=self.lr, batch_size=self.batch_size, epochs=self.epochs)  # checks each value
+        StopConfig("violation", tolerance=self.tolerance)
 
     def describe(self) -> str:
         """The settings in one sentence, for the pages that use them (no number typed by hand)."""
@@ -53,18 +50,26 @@ class Protocol:
                 f"per step; fixed budgets of {self.epochs:g} epoch(s) over the forget split; self-stopping runs end at "
                 f"a violation rate of {self.tolerance} (at most {self.cap} steps)")
 
+    def recipe_run(self, method: str, stop_kind: str | None = None) -> RunRecipe:
+        """The protocol's run of `method`: the recipe file's run of its stopping kind (the
+        method's own when None), with this protocol's rate, batch, budget and tolerance."""
+        kind = StopConfig(stop_kind or get_method(method).default_stop).kind  # checked once, by StopConfig
+        run = _RECIPE.run(kind)
+        budget = {"steps": self.cap} if kind == "violation" else {**run.budget, "epochs": self.epochs}
+        stop = {**run.stop, "tolerance": self.tolerance} if kind == "violation" else run.stop
+        return replace(run, method=method, optim={**run.optim, "lr": self.lr, "batch_size": self.batch_size},
+                       budget=budget, stop=stop)
+
     def spec(self, benchmark: str, method: str, model: str | Path, n_forget: int, *,
-             stop: "str | StopConfig | None" = None, **options) -> RunSpec:
-        """The run of `method` under this protocol; `n_forget` sizes the epoch budget. `stop` is the
-        method's default stop when None, a kind ("violation": at `tolerance`, capped at `cap` steps;
-        "fixed": the epoch budget) or a whole StopConfig; `options` are RunSpec fields that replace
-        the protocol's (rule, forget_split, hparams, max_steps, optim, seed, ...)."""
-        stop = stop or get_method(method).default_stop
-        if isinstance(stop, str):
-            stop = StopConfig("violation", tolerance=self.tolerance) if stop == "violation" else StopConfig(stop)
-        steps = self.cap if stop.kind == "violation" else steps_for_epochs(n_forget, n_forget, self.batch_size, self.epochs)
-        defaults = {"max_steps": steps, "optim": self.optim, "seed": self.seed}
-        return RunSpec(benchmark, method, str(model), stop=stop, **{**defaults, **options})
+             stop: "str | StopConfig | None" = None, **changes) -> RunSpec:
+        """The run of `method` under this protocol (`recipes.build_spec`); `n_forget` sizes the epoch
+        budget. `stop` is the method's default stop when None, a kind ("violation": at `tolerance`,
+        capped at `cap` steps; "fixed": the epoch budget) or a whole StopConfig; `changes` are
+        `recipes.Changes` fields (rule, forget_split, hparams, max_steps, seed, ...)."""
+        kind = stop.kind if isinstance(stop, StopConfig) else stop
+        given = {"stop": stop} if isinstance(stop, StopConfig) else {}
+        return build_spec(self.recipe_run(method, kind), benchmark, model, PAPER_SCALE, n_forget=n_forget,
+                          n_retain=n_forget, changes=Changes(**{"seed": self.seed, **given, **changes}))
 
 
 def eval_config(benchmark: str, forget_split: str | None = None, **changes) -> EvalConfig:

@@ -11,46 +11,22 @@ it only when it is not there, and returns its record with `record['dir']`, the u
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from unlearning.benchmarks import Benchmark, get_benchmark
+from unlearning.choices import PROBE_SETS
 from unlearning.data import encode_qa_split, encode_text, pack_corpus
 from unlearning.failpoints import reached
-from unlearning.choices import PROBE_SETS
 from unlearning.engine import OptimConfig, unlearn
-from unlearning.stopping import split_probe_set
 from unlearning.methods import get_method
 from unlearning.metrics.likelihood import answer_probability
 from unlearning.models import copy_tokenizer_files, load_model, load_tokenizer, save_model
 from unlearning.records import read_json, versions, write_json
 from unlearning.runtime import Runtime
-from unlearning.stopping import FixedBudget, ViolationStop
+from unlearning.stopping import StopConfig, split_probe_set
 from unlearning.store import code_key, content_key, file_hash, is_released, weights_hash
 from unlearning.synthesis import RULES
-
-@dataclass(frozen=True)
-class StopConfig:
-    """`fixed` (run max_steps) or `violation` (MASC's two-stage rule, capped at max_steps)."""
-
-    kind: str = "fixed"
-    tolerance: float = 0.475
-    every: int = 2
-    trigger_size: int = 4
-    confirm_size: int = 32
-    probe_batch_size: int = 32  # sequences per probe forward pass (the official code: 2)
-    probe_reuse: bool = True    # the confirmation reuses the trigger's forward passes
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("fixed", "violation"):
-            raise ValueError(f"stop must be 'fixed' or 'violation'; got {self.kind!r}")
-
-    def build(self, max_steps: int) -> FixedBudget | ViolationStop:
-        if self.kind == "fixed":
-            return FixedBudget(max_steps)
-        return ViolationStop(self.tolerance, self.every, self.trigger_size, self.confirm_size,
-                             self.probe_batch_size, self.probe_reuse)
-
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -162,8 +138,6 @@ def execute(spec: RunSpec, benchmark: Benchmark, data_dir: Path, tokenizer_dir: 
 
 def spec_from_record(record: dict) -> RunSpec:
     """The RunSpec a stored run was computed from (its record holds every field)."""
-    from dataclasses import fields
-
     values = {f.name: record[f.name] for f in fields(RunSpec) if f.name in record}
     values["stop"], values["optim"] = StopConfig(**record["stop"]), OptimConfig(**record["optim"])
     return RunSpec(**values)

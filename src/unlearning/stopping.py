@@ -14,7 +14,7 @@ Both rules share `update(step, probe) -> bool`, called after each optimizer step
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -39,30 +39,52 @@ class FixedBudget:
         return step >= self.max_steps
 
 
-@dataclass
-class ViolationStop:
-    """MASC's two-stage rule: trigger on a few probe sequences, confirm on more.
+@dataclass(frozen=True)
+class StopConfig:
+    """How a run stops, its settings declared once: `fixed` (the budget's steps) or `violation`
+    (MASC's two-stage rule below, capped at the budget). `build` makes the running rule.
 
-    `history` records every probe as (step, stage, n, rate), stage "trigger" or "confirm".
     How the engine computes a probe, which does not change the rule: `probe_batch_size`
     sequences per forward pass (the official code: 2), and with `probe_reuse` the confirmation
     reuses the trigger's forward passes of the same step (its cuts are still drawn afresh).
     """
 
-    tolerance: float
+    kind: str = "fixed"
+    tolerance: float = 0.475
     every: int = 2
     trigger_size: int = 4
     confirm_size: int = 32
     probe_batch_size: int = 32
     probe_reuse: bool = True
-    history: list[tuple[int, str, int, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if self.kind not in ("fixed", "violation"):
+            raise ValueError(f"stop must be 'fixed' or 'violation'; got {self.kind!r}")
         if not 0.0 <= self.tolerance <= 1.0:
             raise ValueError(f"tolerance must lie in [0, 1], got {self.tolerance!r}")
         for name in ("every", "trigger_size", "confirm_size", "probe_batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+
+    def build(self, max_steps: int) -> "FixedBudget | ViolationStop":
+        return FixedBudget(max_steps) if self.kind == "fixed" else ViolationStop(settings=self)
+
+
+class ViolationStop:
+    """MASC's two-stage rule: trigger on a few probe sequences, confirm on more. Its settings
+    are a `StopConfig` of kind `violation` (`ViolationStop(0.475, every=2)` passes them on), read
+    as attributes (`rule.tolerance`); `history` records every probe as (step, stage, n, rate),
+    stage "trigger" or "confirm"."""
+
+    def __init__(self, *settings, **named) -> None:
+        given = named.pop("settings", None)
+        self.settings = given if given is not None else StopConfig("violation", *settings, **named)
+        self.history: list[tuple[int, str, int, float]] = []
+
+    def __getattr__(self, name: str):
+        if name == "settings":  # not set yet (copying): no recursion
+            raise AttributeError(name)
+        return getattr(self.settings, name)
 
     def update(self, step: int, probe: Probe) -> bool:
         if step % self.every != 0:

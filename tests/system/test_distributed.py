@@ -64,7 +64,7 @@ def test_accelerate_launch_of_the_cli_writes_one_run_equal_to_one_process(world,
     save_model(target, tmp_path / "model")
     tokenizer.save_pretrained(tmp_path / "tok")
     common = ["unlearn", "--data", str(world / "tofu"), "--model", str(tmp_path / "model"), "--tokenizer",
-              str(tmp_path / "tok"), "--method", "NPO+GD", "--rule", "sago", "--max-steps", "3", "--batch-size", "2",
+              str(tmp_path / "tok"), "--method", "NPO+GD", "--rule", "sago", "--max-steps", "3", "--batch-size", "4",
               "--lr", "1e-2", "--optimizer", "sgd", "--device", "cpu"]
     assert main(common + ["--grad-accum", "2", "--store", str(tmp_path / "one")]) == 0
     launch = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",

@@ -145,6 +145,36 @@ def test_the_run_key_covers_the_training_stack_and_nothing_of_the_suites():
     assert not any(f.startswith("unlearning/benchmarks/") for f in files)
 
 
+def _spec_builders(sources: dict[str, str]) -> list[str]:
+    """'module.function' of every function whose body calls RunSpec(...) (module level: '<module>')."""
+    found = []
+    for module, text in sources.items():
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                calls = [c for c in ast.walk(node) if isinstance(c, ast.Call) and getattr(c.func, "id", None) == "RunSpec"]
+                found += [f"{module}.{node.name}"] * bool(calls)
+    return sorted(found)
+
+
+def _replace_calls(text: str) -> int:
+    """Calls of `replace(...)` or `dataclasses.replace(...)`: a spec patched after it was built."""
+    return sum(isinstance(c, ast.Call) and (getattr(c.func, "id", None) == "replace" or getattr(c.func, "attr", "") ==
+               "replace" and getattr(c.func.value, "id", "") == "dataclasses") for c in ast.walk(ast.parse(text)))
+
+
+def test_a_run_spec_is_built_in_one_function_and_the_cli_patches_none():
+    """One specification path (issue 46): `RunSpec(` is constructed in `recipes.build_spec` and,
+    reading a stored record, `runs.spec_from_record`, nowhere else in the three packages; the
+    command line changes a run only through `recipes.Changes`."""
+    sources = {str(p.relative_to(SRC).with_suffix("")).replace("/", "."): p.read_text()
+               for package in PACKAGES for p in (SRC / package).rglob("*.py")}
+    assert _spec_builders(sources) == ["unlearning.recipes.__init__.build_spec", "unlearning.runs.spec_from_record"]
+    planted = {**sources, "experiments.lab": sources["experiments.lab"] + "\n\ndef f():\n    return RunSpec('tofu', 'GA', 'm')\n"}
+    assert "experiments.lab.f" in _spec_builders(planted)
+    assert _replace_calls(sources["unlearning.cli"]) == 0
+    assert _replace_calls("from dataclasses import replace\nreplace(spec, seed=1)\n") == 1
+
+
 @pytest.fixture
 def toy_module(tmp_path, monkeypatch):
     """The toy benchmark copied into a fresh folder (so a test can edit its source) and

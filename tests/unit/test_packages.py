@@ -2,6 +2,8 @@
 every module of `unlearning` imports; the book's extras (matplotlib, nbformat, IPython, ...) are
 needed by `experiments` only."""
 
+import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -37,3 +39,51 @@ def test_every_module_of_the_library_imports_with_no_extras(tmp_path):
     shutil.copytree(SRC / "unlearning", planted / "unlearning", ignore=shutil.ignore_patterns("__pycache__"))
     (planted / "unlearning" / "figure.py").write_text("import matplotlib\n")  # a plot in the core
     assert _import_every_module(planted, site) == "unlearning.figure: No module named 'matplotlib'"
+
+
+def _registered_names() -> set[str]:
+    """Every name the registry owns: benchmarks, their default and choosable splits (and WMDP's
+    subjects, the prefixes of its corpora), and the chapters' file names."""
+    from unlearning.benchmarks import REGISTRY
+
+    names = set(REGISTRY)
+    for benchmark in REGISTRY.values():
+        parts = [p for split in (benchmark.forget, benchmark.retain) if split for p in split.split("+")]
+        names |= {*parts, *benchmark.forget_splits}
+        names |= {p.removesuffix("-forget-corpus") for p in parts if p.endswith("-forget-corpus")}
+    return names | {p.stem for p in (SRC.parent / "notebooks").glob("*.py")}
+
+
+def _is_split_name(text: str) -> bool:
+    """A concrete split of some benchmark's schema (forget10, wmdp-bio, knowmem/forget_qa, ...):
+    it matches a schema pattern and has a digit, a hyphen or a slash (not a plain word like 'full')."""
+    from unlearning.benchmarks import REGISTRY
+
+    concrete = any(c.isdigit() or c in "-/" for c in text)
+    return concrete and any(re.fullmatch(pattern, text) for b in REGISTRY.values() for pattern, _ in b.schemas)
+
+
+def _named_literals(files: dict[str, str]) -> list[str]:
+    """'file:line: literal' of every string constant (docstrings aside) that names a benchmark,
+    a split or a chapter."""
+    names, hits = _registered_names(), []
+    for name, text in files.items():
+        tree = ast.parse(text)
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+        hits += [f"{name}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
+                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                 and (node.value in names or _is_split_name(node.value))]
+    return hits
+
+
+def test_no_literal_outside_the_benchmarks_names_a_benchmark_a_split_or_a_chapter():
+    """Outside `unlearning/benchmarks/` the library spells no benchmark, split or chapter (issue 46):
+    it asks the registry. A planted `"forget10"`, `"wmdp"` and `"bio"` are each found."""
+    library = SRC / "unlearning"
+    files = {str(p.relative_to(SRC)): p.read_text() for p in library.rglob("*.py") if "benchmarks" not in p.parts}
+    assert _named_literals(files) == []
+    planted = {"unlearning/planted.py": 'SPLIT = "forget10"\n\ndef f():\n    """tofu in a docstring is prose."""\n'
+                                        '    return {"wmdp": 1, "x": "bio"}\n'}
+    assert [hit.split(": ", 1)[1] for hit in _named_literals(planted)] == ["'forget10'", "'wmdp'", "'bio'"]

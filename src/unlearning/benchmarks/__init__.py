@@ -27,6 +27,7 @@ REGISTRY: dict[str, Benchmark] = {b.name: b for b in (
     RWKU_REAL,
     PRETRAIN,
 )}
+DEFAULT = TOFU.name  # what `unlearning unlearn` runs on when neither --benchmark nor the recipe names one
 
 
 def get_benchmark(name: str) -> Benchmark:

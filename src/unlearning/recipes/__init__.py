@@ -28,7 +28,10 @@ from pathlib import Path
 
 import yaml
 
+from unlearning.engine import OptimConfig, steps_for_epochs
 from unlearning.records import read_json
+from unlearning.runs import RunSpec
+from unlearning.stopping import StopConfig
 
 RECIPES_DIR = Path(__file__).parent
 LABORATORY_BLOCK = 64  # tokens per packed block in the laboratory (see `laboratory_scale`)
@@ -94,7 +97,7 @@ class Recipe:
     title: str
     paper: str
     benchmark: str
-    scale_from: dict  # the paper's start model: {"finetune_lr": ..., "forget_size": ... or None}
+    scale_from: dict | None  # the paper's start model: {"finetune_lr": ..., "forget_size": ... or None}
     runs: dict[str, RunRecipe]
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -115,24 +118,96 @@ class Recipe:
         return None
 
     def spec(self, run: str, model: str | Path, scale: Scale, *, n_forget: int, n_retain: int,
-             budget: dict | None = None, optim: dict | None = None, **options):
-        """The `runs.RunSpec` of one run of this recipe from `model` under `scale`; `n_forget` and
-        `n_retain` are the sizes of the forget and retain sets as trained on (blocks when
-        packed), which size epochs and warm-ups; `budget` replaces the recipe's (a warm-up given as
-        a share follows it) and `optim` some of its optimiser's values (after scaling); `options`
-        go to RunSpec (splits, seed, ...)."""
-        from unlearning.runs import RunSpec
+             changes: "Changes | None" = None, benchmark: str | None = None) -> RunSpec:
+        """The `runs.RunSpec` of one run of this recipe from `model` under `scale` (`build_spec`),
+        on the recipe's benchmark or `benchmark` (one of the same schema: tofu-real for masc/tofu)."""
+        return build_spec(self.run(run), benchmark or self.benchmark, model, scale, n_forget=n_forget,
+                          n_retain=n_retain, changes=changes or Changes())
 
-        settings = scaled(self.run(run), scale)
-        if budget is not None:
-            settings = replace(settings, budget=budget)
-        if optim:
-            settings = replace(settings, optim={**settings.optim, **optim})
-        fields = dict(rule=settings.rule, hparams=dict(settings.hparams), stop=stop_config(settings.stop),
-                      max_steps=budget_steps(settings, n_forget, n_retain), lora=settings.lora,
-                      optim=optim_config(settings, n_forget, n_retain),
-                      packing=(settings.packing or {}).get("block_length"))
-        return RunSpec(self.benchmark, settings.method, str(model), **{**fields, **options})
+
+@dataclass(frozen=True)
+class Changes:
+    """What a caller changes in a recipe run (the command line's flags, a chapter's variations);
+    None keeps the recipe's value. Every value is checked here, where it enters `build_spec`.
+
+    `batch_size` replaces the global batch (examples per optimizer step, after scaling), which
+    `grad_accum` micro-batches on each of `processes` processes share; `max_steps` replaces the
+    budget by a step count, `epochs` by passes over the forget set; `stop` replaces the stopping
+    rule (a kind, with the recipe's settings when it is the recipe's kind, or a whole StopConfig)
+    and `tolerance` its tolerance; `lora` replaces the recipe's adapters and `lora_rank` their
+    rank; `hparams` are merged over the recipe's; `lr`, `optimizer` and
+    `optim` (any other optimiser values) replace the scaled optimiser's; an `OptimConfig` as
+    `optim` is the run's optimiser as it stands (the budget still counts the recipe's batch)."""
+
+    lr: float | None = None
+    batch_size: int | None = None
+    grad_accum: int = 1
+    processes: int = 1
+    epochs: float | None = None
+    max_steps: int | None = None
+    optimizer: str | None = None
+    optim: "dict | OptimConfig" = field(default_factory=dict)
+    rule: str | None = None
+    stop: "str | StopConfig | None" = None
+    tolerance: float | None = None
+    hparams: dict = field(default_factory=dict)
+    seed: int | None = None
+    probe_set: str | None = None
+    lora: dict | None = None
+    lora_rank: int | None = None
+    forget_split: str | None = None
+    retain_split: str | None = None
+    record_geometry: bool | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "grad_accum", "processes", "max_steps", "lora_rank"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        for name in ("lr", "epochs"):
+            value = getattr(self, name)
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+def build_spec(run: RunRecipe, benchmark: str, model: str | Path, scale: Scale, *, n_forget: int, n_retain: int,
+               changes: Changes = Changes()) -> RunSpec:
+    """The one place a run's specification is made: the recipe run under `scale`, with `changes`.
+    `n_forget` and `n_retain` are the sizes of the forget and retain sets as trained on (blocks
+    when packed), which size epochs and warm-ups. The book's protocol (`protocol.Protocol`), a
+    paper's recipe, the command line and the chapters all come here."""
+    settings = _changed(scaled(run, scale), changes)
+    split = changes.grad_accum * changes.processes
+    if settings.optim["batch_size"] % split:
+        raise ValueError(f"grad_accum: the global batch of {settings.optim['batch_size']} does not split into "
+                         f"{changes.grad_accum} micro-batches on each of {changes.processes} process(es)")
+    stop = changes.stop if isinstance(changes.stop, StopConfig) else StopConfig(**settings.stop)
+    if changes.tolerance is not None:
+        stop = replace(stop, tolerance=changes.tolerance)
+    lora = changes.lora if changes.lora is not None else settings.lora
+    lora = lora if changes.lora_rank is None else {**(lora or {}), "r": changes.lora_rank}
+    given = {name: getattr(changes, name) for name in ("seed", "probe_set", "forget_split", "retain_split",
+                                                      "record_geometry") if getattr(changes, name) is not None}
+    optim = changes.optim if isinstance(changes.optim, OptimConfig) else replace(
+        optim_config(settings, n_forget, n_retain), batch_size=settings.optim["batch_size"] // split,
+        grad_accum=changes.grad_accum)
+    return RunSpec(benchmark, settings.method, str(model), rule=changes.rule or settings.rule,
+                   hparams={**settings.hparams, **changes.hparams}, stop=stop,
+                   max_steps=budget_steps(settings, n_forget, n_retain), optim=optim, lora=lora,
+                   packing=(settings.packing or {}).get("block_length"), **given)
+
+
+def _changed(run: RunRecipe, changes: Changes) -> RunRecipe:
+    """The (scaled) recipe run with the budget, optimiser and stopping kind of `changes`."""
+    budget = ({"steps": changes.max_steps} if changes.max_steps is not None else
+              {"epochs": changes.epochs, "anchor": "forget"} if changes.epochs is not None else run.budget)
+    named = {"lr": changes.lr, "batch_size": changes.batch_size, "optimizer": changes.optimizer}
+    some = changes.optim if isinstance(changes.optim, dict) else {}
+    optim = {**run.optim, **some, **{k: v for k, v in named.items() if v is not None}}
+    stop = run.stop
+    if isinstance(changes.stop, str) and changes.stop != run.stop["kind"]:
+        stop = {"kind": changes.stop}
+    return replace(run, budget=budget, optim=optim, stop=stop)
 
 
 def scaled(run: RunRecipe, scale: Scale) -> RunRecipe:
@@ -148,8 +223,6 @@ def scaled(run: RunRecipe, scale: Scale) -> RunRecipe:
 def budget_steps(run: RunRecipe, n_forget: int, n_retain: int) -> int:
     """Optimizer steps of the run's budget: its step count, or its epochs over the forget set
     (OpenUnlearning, SAGO's RWKU) or over the longer loader (the MASC code, `anchor: max`)."""
-    from unlearning.engine import steps_for_epochs
-
     if "steps" in run.budget:
         return int(run.budget["steps"])
     return steps_for_epochs(n_forget, n_retain, run.optim["batch_size"], run.budget["epochs"], run.budget["anchor"])
@@ -165,21 +238,12 @@ def warmup_steps(run: RunRecipe, n_forget: int, n_retain: int) -> int:
     return math.ceil(run.warmup["ratio"] * budget_steps(run, n_forget, n_retain))
 
 
-def optim_config(run: RunRecipe, n_forget: int, n_retain: int):
+def optim_config(run: RunRecipe, n_forget: int, n_retain: int) -> OptimConfig:
     """The engine's `OptimConfig` of a (scaled) run: one micro-batch of the global batch."""
-    from unlearning.engine import OptimConfig
-
     o = run.optim
     return OptimConfig(lr=o["lr"], weight_decay=o["weight_decay"], batch_size=o["batch_size"],
                        max_grad_norm=o["max_grad_norm"], optimizer=o["optimizer"], schedule=o["schedule"],
                        warmup_steps=warmup_steps(run, n_forget, n_retain), decay_groups=o["decay_groups"])
-
-
-def stop_config(stop: dict):
-    """The `runs.StopConfig` of a recipe's stopping rule."""
-    from unlearning.runs import StopConfig
-
-    return StopConfig(**stop)
 
 
 def laboratory_scale(recipe: Recipe, *, model_lr: float | None, forget_size: int,
@@ -194,6 +258,8 @@ def laboratory_scale(recipe: Recipe, *, model_lr: float | None, forget_size: int
     number of steps. Blocks: `block_length` tokens (64 by default; the laboratory's corpora hold a
     few thousand tokens, so the papers' 512-token blocks would leave a handful of blocks and an
     epoch of a handful of steps)."""
+    if recipe.scale_from is None:  # a recipe for every model (the book's protocol)
+        return PAPER_SCALE
     paper_lr, paper_size = recipe.scale_from["finetune_lr"], recipe.scale_from.get("forget_size")
     if model_lr is None:
         factor, why = 1.0, "a real pretrained checkpoint runs the recipe's own rates"
@@ -218,6 +284,9 @@ def learned_rate(model_dir: Path) -> float | None:
 def names() -> list[str]:
     """Every recipe of this folder, e.g. ['masc/muse-books', 'masc/muse-news', ...]."""
     return sorted(str(p.relative_to(RECIPES_DIR).with_suffix("")) for p in RECIPES_DIR.glob("*/*.yaml"))
+
+
+PROTOCOL = "book/protocol"  # the book's shared protocol (`protocol.Protocol`), `unlearning unlearn`'s default
 
 
 def load(name: str) -> Recipe:
@@ -262,23 +331,3 @@ def value_keys(recipe: Recipe) -> list[tuple[str, str]]:
             if name != "beyond_paper":
                 walk(run.name, name, getattr(run, name))
     return out
-
-
-def describe_run(run: RunRecipe) -> dict:
-    """A run's settings in words, one entry per column of the chapters' recipe tables."""
-    o = run.optim
-    budget = f"{run.budget['steps']} steps" if "steps" in run.budget else \
-        f"{run.budget['epochs']:g} epochs ({'forget set' if run.budget['anchor'] == 'forget' else 'longer loader'})"
-    warm = "none" if run.warmup is None else (f"{run.warmup['epochs']:g} epoch" if "epochs" in run.warmup
-                                              else f"{run.warmup['ratio']:.0%} of the steps")
-    stop = "fixed budget" if run.stop["kind"] == "fixed" else \
-        f"self-stop at V <= {run.stop['tolerance']} (confirmed on {run.stop['confirm_size']})"
-    return {"method": run.method, "rule": run.rule, "lr": f"{o['lr']:.3g}", "global batch": o["batch_size"],
-            "budget": budget, "warm-up": warm, "schedule": o["schedule"],
-            "decay": f"{o['weight_decay']:g} ({'all tensors' if o['decay_groups'] == 'all' else 'no norms/biases'})",
-            "clip": "none" if o["max_grad_norm"] is None else f"{o['max_grad_norm']:g}",
-            "LoRA": "full" if run.lora is None else f"r {run.lora['r']}, alpha {run.lora['alpha']}",
-            "stop": stop, "packing": "per example" if run.packing is None else f"{run.packing['block_length']}-token blocks",
-            "settings": ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else f"{k} {v}"
-                                  for k, v in run.hparams.items()),
-            "beyond the paper": "yes" if run.beyond_paper else ""}
