@@ -223,19 +223,17 @@ def _changes(args, processes: int):
                    retain_split=args.retain_split)
 
 
-def _unlearn_spec(args, benchmark: str, data: Path, tokenizer: Path | None, processes: int = 1):
+def _unlearn_spec(args, recipe, benchmark: str, data: Path, tokenizer: Path | None, processes: int = 1):
     """The run of the command line's arguments: the recipe's run (the book's protocol by default)
     at the paper's numbers or the laboratory's rule, every flag given changing it; every value
     checked. A recipe's packed corpus is counted in blocks of `tokenizer`."""
     from unlearning.benchmarks import get_benchmark
     from unlearning.recipes import PAPER_SCALE, build_spec, laboratory_scale, learned_rate, scaled
-    from unlearning.recipes import load as load_recipe
     from unlearning.runs import training_units
 
     _check_counts(args)
     bench = get_benchmark(benchmark)  # the recipe's, or one of the same schema (tofu-real for masc/tofu)
     bench.require_unlearning()
-    recipe = load_recipe(args.recipe)
     run = _recipe_run(args, recipe)
     forget_records = bench.load(data, args.split or bench.forget)
     retain_records = bench.load(data, args.retain_split or bench.retain)  # a broken split fails here, not mid-run
@@ -277,14 +275,13 @@ def _model_and_tokenizer(args) -> Path:
 
 
 def cmd_unlearn(args) -> int:
+    from unlearning.benchmarks import DEFAULT
+    from unlearning.recipes import PROTOCOL
+    from unlearning.recipes import load as load_recipe
     from unlearning.runs import run
     from unlearning.runtime import Runtime
 
     runtime = Runtime(args.device, args.dtype)
-    from unlearning.benchmarks import DEFAULT
-    from unlearning.recipes import PROTOCOL
-    from unlearning.recipes import load as load_recipe
-
     recipe = load_recipe(args.recipe)  # the recipe, its run and the scale checked before anything is read
     if recipe.name != PROTOCOL:
         _recipe_run_name(recipe, args.method, args.rule)
@@ -292,11 +289,11 @@ def cmd_unlearn(args) -> int:
         raise ValueError(f"--scale must be paper or laboratory; got {args.scale!r}")
     benchmark, data, profile = _benchmark_and_data(args.benchmark or recipe.benchmark or DEFAULT, args.data)
     if recipe.name == PROTOCOL:  # every value checked first, then the files; nothing is written before both
-        spec = _unlearn_spec(args, benchmark, data, None, runtime.processes)
+        spec = _unlearn_spec(args, recipe, benchmark, data, None, runtime.processes)
         tokenizer = _model_and_tokenizer(args)
     else:  # a recipe's packed corpus is counted in blocks of the model's tokenizer
         tokenizer = _model_and_tokenizer(args)
-        spec = _unlearn_spec(args, benchmark, data, tokenizer, runtime.processes)
+        spec = _unlearn_spec(args, recipe, benchmark, data, tokenizer, runtime.processes)
     store = output_folder("--store", args.store or (Path("runs") / profile if profile else Path("runs")))
     say = (lambda message: print(message, flush=True)) if runtime.is_main else (lambda message: None)
     record = run(spec, data, tokenizer, store, log=say, runtime=runtime)
