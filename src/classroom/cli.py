@@ -13,6 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
+# Imports inside functions: `classroom --help` answers without importing nbformat or the graders.
+
 
 class _OneLineParser(argparse.ArgumentParser):
     """argparse, but a wrong option is one line (`-h` shows the usage) and exits with status 2."""

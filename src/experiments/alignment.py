@@ -10,8 +10,13 @@ turn the logs of several runs into the chapter's tables.
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import torch
 
+from experiments import verdicts
+from experiments.claims import record
+from experiments.intervals import Estimate, block_length, bootstrap
 from unlearning.synthesis import combine
 
 COSINES = {"cos_forget_retain": "Forget-Retain", "cos_final_retain": "Comb-Retain", "cos_final_forget": "Comb-Forget",
@@ -24,8 +29,6 @@ COUNTEREXAMPLES = {"conflicting: g_r=(4,3), g_f=(1,-2)": ((4.0, 3.0), (1.0, -2.0
 def logs_of(runs: dict, **labels) -> "pandas.DataFrame":  # noqa: F821
     """The per-step logs of `runs` (rule -> run record) in one table, a column `rule` (and one per
     label of `labels`) saying which run a row is from."""
-    import pandas as pd
-
     return pd.concat([pd.DataFrame(run["log"]).assign(rule=rule, **labels) for rule, run in runs.items()],
                      ignore_index=True)
 
@@ -50,8 +53,6 @@ def same_gradients(logs) -> tuple["pandas.DataFrame", "pandas.Series"]:  # noqa:
 def tighter_table(both, conflict) -> "pandas.DataFrame":  # noqa: F821
     """With and without a global conflict: steps, how many SAGO aligned better with g_r than
     module-wise PCGrad, and each rule's smallest cos(g_final, g_r)."""
-    import pandas as pd
-
     better = both.cos_retain_sago > both.cos_retain_pcgrad
     return pd.DataFrame({
         "steps": [int(conflict.sum()), int((~conflict).sum())],
@@ -64,8 +65,6 @@ def tighter_table(both, conflict) -> "pandas.DataFrame":  # noqa: F821
 def counterexample_table(examples: dict = COUNTEREXAMPLES) -> "pandas.DataFrame":  # noqa: F821
     """Each pair (g_r, g_f) of `examples` combined by PCGrad and by SAGO with the library's own
     `combine` (alpha = gamma = 1): the update and its cosine with g_r."""
-    import pandas as pd
-
     rows = []
     for label, (g_r, g_f) in examples.items():
         g_r, g_f = torch.tensor(g_r), torch.tensor(g_f)
@@ -106,10 +105,6 @@ def mean_cos_difference(logs, first: str = "sago", second: str = "pcgrad"):
     """The mean cos(g_final, g_r) over the steps of `first`'s run minus `second`'s (the SAGO
     paper's Comb-Retain column), with the 95 % interval of a moving-block bootstrap over each run's
     steps (`intervals.bootstrap`; steps are a time series, so blocks of consecutive steps)."""
-    import numpy as np
-
-    from experiments.intervals import Estimate, block_length, bootstrap
-
     runs = {rule: logs[logs.rule == rule]["cos_final_retain"].dropna().to_numpy(float) for rule in (first, second)}
     if any(len(v) == 0 for v in runs.values()):
         return Estimate(np.nan, np.nan, np.nan, f"no {first} or {second} run")
@@ -154,9 +149,6 @@ class GeometryVerdicts:
 
     def records(self, profile: str) -> str:
         """The two claim rows (`claims.record`), as Markdown."""
-        from experiments import verdicts
-        from experiments.claims import record
-
         pair = ", ".join(f"{r} {self.mean_cos[r]:.2f}" for r in ("pcgrad", "sago") if r in self.mean_cos)
         return "\n\n".join([
             record("sago-never-opposes", f"smallest cos(g_final, g_r) over all steps: {self.smallest_text()}",

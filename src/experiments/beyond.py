@@ -5,6 +5,8 @@ papers run for a fixed budget."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from experiments.lab import Lab, Protocol, eval_config, tofu_oracle, tofu_target
 
 VARIANTS = [  # (label, method, synthesis rule, stop)
@@ -27,8 +29,6 @@ COLUMNS = {"steps": "steps", "stopped by itself": "stopped by itself", "seconds"
 def variant_results(lab: Lab, size: str, forget_split: str, protocol: Protocol, variants=VARIANTS):
     """Every variant run from TOFU-mini's target of `size` under `protocol` and evaluated against the
     split's retain-only oracle. Returns (a row per variant, the oracle's metrics)."""
-    import pandas as pd
-
     config = eval_config("tofu", forget_split)
     oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
     target, rows = tofu_target(size), []

@@ -16,6 +16,9 @@ from pathlib import Path
 
 from unlearning.cli import command_parser, run_command
 
+# Imports inside functions: `experiments check` runs before every chapter, so each command imports only
+# what it needs when it runs.
+
 
 def _add_claims(sub) -> None:
     from experiments.claims import FINDINGS  # the standard library only

@@ -15,13 +15,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, replace
 
-from unlearning.benchmarks import get_benchmark
-from unlearning.stopping import StopConfig
+import numpy as np
+import pandas as pd
 
-from experiments.lab import Lab, eval_config, oracle_of, tofu_oracle, tofu_run
+from experiments import verdicts
+from experiments.claims import record
+from experiments.floors import agreeing, mark, near_level, separated
+from experiments.intervals import Estimate, bootstrap, items_of, metric_difference, metric_value, time_ratio
+from experiments.lab import Lab, Protocol, eval_config, oracle_of, tofu_oracle, tofu_recipe, tofu_run, tune_rmu
+from experiments.plotting import DIVERGED
+from experiments.tables import show_recipe
 from experiments.trajectory import Criterion, good_model, held_point, quality_table, time_to_quality, trajectory
+from experiments.verdicts import AXIS_METRICS
+from unlearning.benchmarks import get_benchmark
+from unlearning.recipes import load as load_recipe
+from unlearning.stopping import StopConfig
 
 SELF_COMPARED = {"forget_quality": 1.0, "privleak": 0.0}  # the oracle's metrics against itself
 
@@ -29,8 +40,6 @@ SELF_COMPARED = {"forget_quality": 1.0, "privleak": 0.0}  # the oracle's metrics
 def run_summary(records: dict):
     """How each run of `records` (name -> run record) went: steps, whether it stopped by itself,
     its training and probing seconds, its mean answer probability on the forget and retain sets."""
-    import pandas as pd
-
     return pd.DataFrame([{"method": name, "steps": r["steps"], "stopped by itself": r["stopped"],
                           "train s": round(r["train_seconds"], 2), "probe s": round(r["probe_seconds"], 2),
                           "forget p": round(r["forget_probability"], 3), "retain p": round(r["retain_probability"], 3)}
@@ -60,8 +69,6 @@ class TofuComparison:
 
     def results(self):
         """The rows as a DataFrame (columns split, method, seconds, steps and every metric)."""
-        import pandas as pd
-
         return pd.DataFrame(self.rows)
 
     def split(self, forget_split: str):
@@ -99,8 +106,6 @@ STOP_METRICS = {"forget_Q_A_ROUGE": "forget ROUGE-L", "forget_Q_A_Prob": "forget
 def tolerance_sweep(lab: Lab, target: str, forget_split: str, protocol, tolerances, config, oracle: dict):
     """MASC (arXiv 2606.02920, section 3.3) from TOFU's `target` under `protocol` once per
     violation tolerance, each model evaluated with `config` against `oracle`: a row per tolerance."""
-    import pandas as pd
-
     rows = []
     for tolerance in tolerances:
         run = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split,
@@ -116,8 +121,6 @@ def fixed_budgets(lab: Lab, target: str, forget_split: str, protocol, budgets, c
     """MASC's objective from TOFU's `target` for each fixed budget of `budgets` steps (deterministic
     runs: the checkpoints of one fixed-budget run), each evaluated with `config` against `oracle`,
     with the seconds of training and of evaluation that a checkpoint search pays: a row per budget."""
-    import pandas as pd
-
     rows = []
     for steps in budgets:
         run = lab.run("tofu", "MASC", target, protocol, forget_split=forget_split, stop=StopConfig("fixed"), max_steps=steps)
@@ -175,8 +178,6 @@ def held_ratios(quality: TimeToQuality, records: dict, baselines, masc: str = "M
     `time_to_good_model` found them: MASC self-stopping, the baselines paying for evaluations) with the
     interval of both runs' per-step timings (`intervals.time_ratio`; the evaluations a baseline paid
     to find its checkpoint added as fixed seconds); None where a baseline never held one."""
-    from experiments.intervals import time_ratio
-
     mine = quality.points[masc]
     masc_part = records[masc] if mine is None else record_until(records[masc], mine[0]["step"], mine[0]["seconds"])
     ratios = {}
@@ -195,9 +196,6 @@ TOFU_COLUMNS = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "for
 def show_recipes(lab: Lab, methods, target: str, **options) -> None:
     """The recipe tables (`tables.show_recipe`) of every method of a TOFU comparison but RMU, which runs the
     book's protocol: one table per recipe, its methods together."""
-    from experiments.lab import tofu_recipe
-    from experiments.tables import show_recipe
-
     paper = [m for m in methods if m != "RMU"]
     for name in dict.fromkeys(tofu_recipe(m) for m in paper):
         show_recipe(lab, name, [m for m in paper if tofu_recipe(m) == name], target, **options)
@@ -207,8 +205,6 @@ def flat_tofu_metrics(main, methods) -> dict[str, str]:
     """The TOFU metrics of one split's results (`main`, indexed by method) that cannot move here
     (`experiments.floors`): forget probability and truth ratio alike for target and oracle, forget
     quality unable to tell them apart, model utility alike for the target and the most damaged run."""
-    from experiments.floors import agreeing, separated
-
     statistics = get_benchmark("tofu").statistics
     damaged = main.loc[list(methods), "model_utility"].idxmin()
     return {**agreeing(main, {"forget_Q_A_Prob": "forget Prob", "forget_truth_ratio": "truth ratio"}, statistics),
@@ -220,9 +216,6 @@ def every_number(results, flat: dict, columns=TOFU_COLUMNS, elsewhere: str = "")
     """The table of every number (rows by split and method where `results` has a split column),
     the columns of `flat` marked (`floors.mark`) and forget quality in scientific notation, with
     the note that explains the marks. Returns (styled table, note)."""
-    from experiments.floors import mark
-    from experiments.plotting import DIVERGED
-
     index = ["split", "method"] if "split" in results.columns else (results.index.name or "method")
     frame = results.set_index(index) if "split" in results.columns else results
     table, note = mark(frame[[c for c in columns if c in frame.columns]].rename(columns=columns), flat, columns,
@@ -259,8 +252,6 @@ class TofuVerdicts:
 
     def records(self, profile: str) -> str:
         """The three claim rows (`claims.record`), as Markdown."""
-        from experiments.claims import record
-
         mu = ", ".join(f"{b} {a['MU']:.3f}" for b, a in self.axes.items() if b != "MASC")
         return "\n\n".join([
             record("masc-speed", f"{self.speedup.value:.1f}x the fastest of the paper's baselines (full budgets), MASC "
@@ -271,15 +262,11 @@ class TofuVerdicts:
 
     def axes_table(self):
         """The radar axes at matched forgetting, with the step each was read at."""
-        import pandas as pd
-
         return pd.DataFrame(self.axes).T.assign(**{"read at step": list(self.read_at.values())}).round(3).rename_axis(
             "at matched forgetting")
 
     def differences_table(self):
         """MASC minus each baseline on every radar axis, with its paired 95 % interval."""
-        import pandas as pd
-
         return pd.DataFrame({b: {axis: d.text() for axis, d in axes.items()} for b, axes in self.differences.items()}
                             ).T.rename_axis("MASC minus")
 
@@ -287,9 +274,6 @@ class TofuVerdicts:
 def axis_differences(method: dict, other: dict, statistics: dict) -> dict:
     """`method` minus `other` on each of the MASC paper's radar axes (higher is better), with the
     paired 95 % interval over the same TOFU items (`intervals.metric_difference`)."""
-    from experiments.intervals import metric_difference
-    from experiments.verdicts import AXIS_METRICS
-
     out = {}
     for axis, (metric, sign) in AXIS_METRICS.items():
         d = metric_difference(method, other, statistics[metric])
@@ -304,9 +288,6 @@ def tofu_verdicts(main, records: dict, quality: TimeToQuality, baselines, flat: 
     timing resampled), the fair time to a good model, and the trade-off with each baseline read at
     the checkpoint that forgets as much as MASC's final model (paired intervals over the same
     items). A MASC run whose utility fell below the oracle's carries no speed verdict."""
-    from experiments import verdicts
-    from experiments.intervals import Estimate, metric_difference, time_ratio
-
     masc, stopped = main.loc["MASC"], bool(records["MASC"]["stopped"])
     statistics, oracle = quality.criterion.statistics, quality.criterion.oracle
     seconds = main.loc[list(baselines), "seconds"]
@@ -349,10 +330,6 @@ def muse_comparison(lab: Lab, size: str, corpora, methods, rmu_grid: dict):
     tuned per target under the book's protocol, keeping the run that lowers VerbMem most while
     KnowMem retain holds), evaluated against the corpus's retrained oracle. Returns (the results
     table: a row per corpus and model, RMU's tuning per corpus)."""
-    import pandas as pd
-
-    from experiments.lab import Protocol, tune_rmu
-
     rows, tuning = [], {}
     for corpus in corpora:
         bench = get_benchmark(corpus)
@@ -373,9 +350,6 @@ def flat_muse_metrics(results, corpora) -> dict[str, str]:
     """The MUSE metrics that cannot move here, per corpus: KnowMem forget where the target and the
     oracle cannot be told apart, KnowMem retain where the target itself cannot be told from zero
     (`experiments.floors`, paired intervals over the same items)."""
-    from experiments.floors import agreeing, near_level
-    from experiments.intervals import metric_value
-
     flat = {}
     for corpus in corpora:
         part, statistics = results[results.corpus == corpus].set_index("method"), get_benchmark(corpus).statistics
@@ -391,9 +365,6 @@ def muse_case(part, corpus: str, method: str = "MASC"):
     """`verdicts.verbatim_removed` for `method` on one corpus's rows (`part`, indexed by method):
     the target's memorisation beyond the oracle, what the method removed, what is left above the
     oracle (VerbMem, paired intervals over the same continuations)."""
-    from experiments import verdicts
-    from experiments.intervals import metric_difference
-
     verbmem = get_benchmark(corpus).statistics["verbmem_f"]
     t, m, o = part.loc["Target"], part.loc[method], part.loc["Oracle"]
     return verdicts.verbatim_removed(metric_difference(t, o, verbmem), metric_difference(t, m, verbmem),
@@ -424,9 +395,6 @@ def muse_verdicts(results, corpora, baselines) -> tuple[list, list[str]]:
 def muse_record(results, corpora, cases, profile: str) -> str:
     """The MUSE claim row (`claims.record`) of `muse_verdicts`' cases: VerbMem of the target, MASC
     and the oracle per corpus, every corpus's verdict combined."""
-    from experiments import verdicts
-    from experiments.claims import record
-
     rows = {c: results[results.corpus == c].set_index("method").loc[["Target", "MASC", "Oracle"], "verbmem_f"]
             for c in corpora}
     return record("masc-muse", "; ".join(f"{c}: VerbMem {t:.2f} → {m:.2f} (oracle {o:.2f})" for c, (t, m, o) in rows.items()),
@@ -437,10 +405,6 @@ def scale_comparison(lab: Lab, sizes, methods, forget_split: str, recipe: str = 
     """The MASC paper's scale study: every method of `recipe` from the TOFU target of each size,
     evaluated against that size's retain-only oracle (a row per size and model, with the model's
     parameter count)."""
-    import json
-
-    import pandas as pd
-
     tofu, config, rows = get_benchmark("tofu"), eval_config("tofu", forget_split), []
     for size in sizes:
         target = tofu.target(size)
@@ -458,8 +422,6 @@ def size_steps(rows, statistic) -> tuple:
     """`statistic` of the largest size minus the smallest's, and of each size minus the one below,
     for rows of one model kind in size order (each with its per-item scores): paired intervals, the
     sizes being evaluated on the same items. Returns (net, steps)."""
-    from experiments.intervals import metric_difference
-
     rows = list(rows)
     steps = [metric_difference(b, a, statistic) for a, b in zip(rows, rows[1:])]
     return (metric_difference(rows[-1], rows[0], statistic) if len(rows) > 1 else None), steps
@@ -479,9 +441,6 @@ class ScaleVerdicts:
     utility: object = field(init=False)
 
     def __post_init__(self):
-        from experiments import verdicts
-        from experiments.intervals import bootstrap, items_of, metric_difference
-
         stats = get_benchmark("tofu").statistics
         forget, mu = stats[self.metric], stats["model_utility"]
         masc, target, oracle = (list(self._rows(m).iterrows()) for m in ("MASC", "Target", "Oracle"))
@@ -524,8 +483,6 @@ class ScaleVerdicts:
 
     def records(self, profile: str) -> str:
         """The claim row (`claims.record`), as Markdown."""
-        from experiments.claims import record
-
         masc = self._rows("MASC")
         return record("masc-scale-invariant", f"MASC forget ROUGE-L {' / '.join(f'{v:.2f}' for v in masc[self.metric])} "
                       f"(oracles {' / '.join(f'{v:.2f}' for v in self._rows('Oracle')[self.metric])}); utility "
@@ -537,8 +494,6 @@ def quantized_results(lab: Lab, benchmark: str, folders: dict, codes, config, or
     """Every model of `folders` (name -> folder) in full precision ("fp32") and after each 4-bit
     code of `codes` (`Lab.quantized`), evaluated with `config`; `full` (name -> metrics) gives
     full-precision evaluations already made. A row per model and precision."""
-    import pandas as pd
-
     rows = []
     for name, folder in folders.items():
         for precision in ["fp32", *codes]:
@@ -575,9 +530,6 @@ class QuantizationCheck:
 
     def record(self, profile: str, method: str = "MASC") -> str:
         """The claim row of `method` (`claims.record`): its changes, the controls', its codes combined."""
-        from experiments import verdicts
-        from experiments.claims import record
-
         codes = self.cases[method]
         return record("masc-quantization", f"{method}'s forget ROUGE-L after 4-bit: {self.moves(method)} (controls rise "
                       + ", ".join(f"{c.upper()} {self.control[c]:+.2f}" for c in codes) + ")",
@@ -587,8 +539,6 @@ class QuantizationCheck:
 def _recovery(statistic, controls):
     """The statistic of a recovery over models named u (unlearned), qu (its 4-bit copy) and each
     control c and its copy qc: u's rise minus the largest control rise where a control rises."""
-    import numpy as np
-
     def recovery(x):
         control = np.maximum.reduce([np.zeros_like(statistic(x["u"]))] + [statistic(x[f"q{c}"]) - statistic(x[c])
                                                                           for c in controls])
@@ -605,9 +555,6 @@ def quantization_check(results, codes, key: str = "forget_Q_A_ROUGE", controls=(
     target - quantized model), each a paired interval over the same items; model utility after
     the code is shown with the reason. A model whose full-precision utility is below the `oracle`
     row's beyond the interval (`verdicts.collapsed`) carries no verdict."""
-    from experiments import verdicts
-    from experiments.intervals import bootstrap, items_of, metric_difference
-
     statistics = get_benchmark(benchmark).statistics
     statistic = statistics[key]
     rows = {m: part.set_index("precision") for m, part in results.groupby("method", sort=False)}
@@ -641,11 +588,6 @@ def quantization_check(results, codes, key: str = "forget_Q_A_ROUGE", controls=(
 def small_update_run(lab: Lab, target: str, forget_split: str, share: float) -> dict:
     """The small-update contrast of the 4-bit check (Zhang et al.): GradDiff with its TOFU recipe at
     `share` of the rate the laboratory rule gives it, a small weight change that rounding can undo."""
-    from dataclasses import replace
-
-    from experiments.lab import tofu_recipe
-    from unlearning.recipes import load as load_recipe
-
     scale = lab.recipe_scale(load_recipe(tofu_recipe("GradDiff")), target, forget_split, "tofu")
     small = replace(scale, lr_factor=scale.lr_factor * share, why=f"{scale.why}, then x {share:g}: the small-update contrast")
     return lab.recipe_run(tofu_recipe("GradDiff"), "GradDiff", target, forget_split=forget_split, scale=small)

@@ -15,6 +15,8 @@ import logging
 import os
 from pathlib import Path
 
+import papermill
+
 from experiments.parameters import ParameterError
 from experiments.presentation import present
 from unlearning.records import read_yaml_mapping
@@ -25,8 +27,6 @@ def execute_chapter(notebook: str | Path, out: str | Path, profile: str, paramet
     """Run `notebook` with the profile's `parameters` (a YAML file) in `cwd` and write the
     executed, tidied notebook to `out` atomically; returns `out`. papermill's errors (a failing
     cell, a dead kernel) propagate after the temporary file is removed."""
-    import papermill
-
     notebook, out = Path(notebook), Path(out)
     values = read_yaml_mapping(Path(parameters), ParameterError)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 import numpy as np
+from scipy.stats import t
 
 RESAMPLES = 2000    # bootstrap resamples of every interval
 SEED = 0            # the resampling stream: the same seed gives the same interval
@@ -243,8 +244,6 @@ def with_seeds(estimate: Estimate, a_seeds: Sequence[float], b_seeds: Sequence[f
     of A alone) and the pooled degrees of freedom (the seeds less one per side that has several),
     added in quadrature to each side of the item interval. A few seeds estimate their spread
     poorly, which the t quantile pays for (4.30 with 3 seeds against the normal 1.96)."""
-    from scipy.stats import t
-
     sides = [list(map(float, s)) for s in (a_seeds, b_seeds or ())]
     spread = [np.var(s, ddof=1) for s in sides if len(s) > 1]
     if not spread or math.isnan(estimate.value):

@@ -15,19 +15,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import pandas as pd
+
+from experiments.plotting import DIVERGED
 from unlearning.benchmarks import EvalConfig, get_benchmark
+from unlearning.data import encode_qa_split
 from unlearning.engine import steps_for_epochs
 from unlearning.evaluate import DivergedMetrics, evaluate, is_evaluated
-from unlearning.models import copy_tokenizer_files, has_tokenizer
+from unlearning.metrics.likelihood import answer_probability
+from unlearning.models import copy_tokenizer_files, has_tokenizer, load_model, load_tokenizer, save_model
 from unlearning.protocol import Protocol, eval_config  # the shared protocol; chapters import it from here too
-from unlearning.records import read_json, write_json
+from unlearning.quantize import code_book, quantize_model
 from unlearning.recipes import PAPER_SCALE, Changes, Recipe, Scale, laboratory_scale, learned_rate, scaled
 from unlearning.recipes import load as load_recipe
+from unlearning.records import read_json, write_json
 from unlearning.runs import RunSpec, run, spec_from_record, training_units
-from unlearning.stopping import StopConfig
 from unlearning.runtime import Runtime, configure_process
-from unlearning.store import code_key, is_released, release_weights, weight_files, weights_hash
-
+from unlearning.stopping import StopConfig
+from unlearning.store import code_key, content_key, is_released, release_weights, weight_files, weights_hash
 
 # the MASC paper's TOFU comparison (its Figure 1): MASC's released run against OpenUnlearning's
 # baselines as the paper shows them; the chapters' other methods run with the same baseline trainer,
@@ -97,9 +102,6 @@ class Lab:
     def examples(self, benchmark: str, split: str, model_dir: str | Path | None = None) -> tuple[list, int]:
         """A question-answer split of `benchmark` encoded with the tokenizer of `model_dir` (the
         profile's when None), and that tokenizer's pad id."""
-        from unlearning.data import encode_qa_split
-        from unlearning.models import load_tokenizer
-
         tokenizer = load_tokenizer(self.tokenizer_for(model_dir) if model_dir else self.tokenizer)
         examples = encode_qa_split(tokenizer, get_benchmark(benchmark).load(self.data / benchmark, split))
         return examples, tokenizer.pad_token_id
@@ -107,9 +109,6 @@ class Lab:
     def answer_probability(self, model: str, benchmark: str, split: str) -> float:
         """Mean answer probability exp(-NLL/|y|) of the learned model `model` on a split of a
         question-answer benchmark."""
-        from unlearning.metrics.likelihood import answer_probability
-        from unlearning.models import load_model
-
         examples, pad = self.examples(benchmark, split, self.model(model))
         return float(answer_probability(load_model(self.model(model)), examples, pad).mean())
 
@@ -206,10 +205,6 @@ class Lab:
         """A 4-bit copy of a model folder, made once, as a 4-bit deployment would see it: every
         Linear weight rounded to the code's grid (`unlearning.quantize`). Stored under
         `runs/<profile>/quantized/`, keyed by the source weights, the code and the quantizer's code."""
-        from unlearning.models import load_model, save_model
-        from unlearning.quantize import code_book, quantize_model
-        from unlearning.store import content_key
-
         code_book(code)  # validates the name before any work
         if model_dir is None:  # a diverged run: no model to quantize, its metrics read as diverged
             return None
@@ -231,9 +226,6 @@ class Lab:
         the same bits) or a 4-bit copy's (from its source, itself restored first)."""
         model_dir = Path(model_dir)
         if (model_dir / QUANTIZED_FROM).is_file():
-            from unlearning.models import load_model, save_model
-            from unlearning.quantize import quantize_model
-
             origin = read_json(model_dir / QUANTIZED_FROM)
             if is_released(origin["source"]):
                 self.restore(origin["source"])
@@ -311,10 +303,6 @@ class Tuned:
 
     def table(self):
         """Every grid point with its metrics, as a styled table (learning rates in %g)."""
-        import pandas as pd
-
-        from experiments.plotting import DIVERGED
-
         frame = pd.DataFrame(self.rows).drop(columns="items", errors="ignore")  # per-item scores: for intervals only
         return frame.style.format(precision=3, na_rep=DIVERGED).format({"lr": "{:g}"}, na_rep=DIVERGED)
 

@@ -25,6 +25,8 @@ from unlearning.records import read_yaml_mapping
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 PROFILES = ("smoke", "mini", "paper")
+# Imports inside functions: `experiments check` (before every chapter) imports only the registries the
+# values it checks name; checking a method name needs no torch or transformers.
 
 
 class ParameterError(ValueError):

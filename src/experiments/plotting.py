@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 from matplotlib.patches import Patch
+
+from unlearning.margin import violation_rate
+from unlearning.methods import method_name
 
 # every method's colour in every plot (a registered method without one is a neutral grey)
 METHOD_COLORS = {
@@ -42,8 +47,6 @@ def show_nan_as_diverged() -> None:
     """Tables of this notebook (pandas DataFrames and Stylers without a format of their own)
     print NaN as "diverged": the book's tables have no other NaN, and a diverged run's metrics
     are NaN (`evaluate.DivergedMetrics`)."""
-    import pandas as pd
-
     pd.set_option("styler.format.na_rep", DIVERGED)
     try:
         from IPython import get_ipython
@@ -112,8 +115,6 @@ def plot_forget_retain(rows: Sequence[dict], ax=None):
 def plot_radar(ax, axes: Sequence[str], series: dict[str, Sequence[float]], ylim: tuple[float, float] = (0, 1)):
     """A radar (polar) chart on a polar `ax`: one closed polygon per name in `series`, each
     with its method colour; values are drawn as given (orient them so larger is better)."""
-    import numpy as np
-
     angles = np.linspace(0, 2 * np.pi, len(axes), endpoint=False).tolist()
     for name, values in series.items():
         values = list(values)
@@ -161,8 +162,6 @@ def plot_forget_neighbour_panels(results, start: dict, objectives: Sequence[str]
     `results` has columns objective, variant, rule, forget, neighbour; `start` the start
     model's forget and neighbour; `extra` optional {label: (forget, neighbour)} points drawn in
     every panel (e.g. MASC)."""
-    from unlearning.methods import method_name
-
     fig, axs = plt.subplots(1, len(objectives), figsize=(4.2 * len(objectives), 3.8), sharey=True, squeeze=False)
     for ax, objective in zip(axs[0], objectives):
         plot_pareto(ax, results[results.objective == objective], "forget", "neighbour")
@@ -322,10 +321,6 @@ def plot_memorisation(scale, paraphrase_chance: float, four_choice_chance: float
 def plot_margin_histograms(margins: dict, tau: float, rho: float):
     """The restricted margins of every answer token, one step histogram per model of `margins`
     (name -> (margins, mask)), clamped to [-12, 12], with its violation rate and the line tau."""
-    import numpy as np
-
-    from unlearning.margin import violation_rate
-
     fig, ax = plt.subplots(figsize=(7, 3.6))
     bins = np.linspace(-12, 12, 61)
     for name, (m, mask) in margins.items():
@@ -485,8 +480,6 @@ def plot_wmdp_pareto(results, objectives: Sequence[str], target_mmlu: float, cha
     """The SAGO paper's Fig. 3 in miniature: per forget objective, WMDP accuracy against MMLU of every
     run of the retain-weight sweep (`plot_pareto`), the target's MMLU dashed and chance dotted.
     Returns the figure."""
-    from unlearning.methods import method_name
-
     fig, axs = plt.subplots(1, len(objectives), figsize=(4.2 * len(objectives), 3.8), sharey=True, squeeze=False)
     for ax, objective in zip(axs[0], objectives):
         plot_pareto(ax, results[results.objective == objective], "forget", "mmlu_accuracy")

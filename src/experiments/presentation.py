@@ -12,12 +12,18 @@ the defaults overridden by the YAML, which is exactly what the kernel ran.
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
+import numbers
+import pkgutil
 from pathlib import Path
 
 import nbformat
 import yaml
 
 HIDE = "remove-cell"
+# Imports inside functions: IPython and myst_nb only in `glue`, which runs in a chapter's kernel;
+# `experiments execute` imports this module to tidy a notebook without loading Sphinx.
 
 
 def _tagged(notebook, tag: str):
@@ -75,8 +81,6 @@ def glue(**values) -> None:
     string as Markdown (`{glue:md}` name), a number as a plain int or float (`{glue:text}` name:.3f:
     numpy's scalars would print as `np.float64(...)`, which the role cannot format); nothing is
     shown where the call stands."""
-    import numbers
-
     from IPython.display import Markdown
     from myst_nb import glue as glue_one
 
@@ -96,14 +100,10 @@ def trend(values, digits: int = 2) -> str:
 
 
 def _first_paragraph(obj) -> str:
-    import inspect
-
     return (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
 
 
 def _signature(obj) -> str:
-    import inspect
-
     try:
         return str(inspect.signature(obj))
     except (TypeError, ValueError):  # a class or builtin without one
@@ -113,8 +113,6 @@ def _signature(obj) -> str:
 def module_reference(module) -> str:
     """One module as the API page lists it: its first docstring paragraph, then every public
     function and class defined in it (not imported), with its signature and first paragraph."""
-    import inspect
-
     lines = [f"## `{module.__name__}`", "", _first_paragraph(module), ""]
     for name, obj in sorted(vars(module).items()):
         if (not name.startswith("_") and getattr(obj, "__module__", None) == module.__name__
@@ -126,9 +124,6 @@ def module_reference(module) -> str:
 
 def api_reference(package: str, skip=()) -> str:
     """Every module of `package` but those in `skip`, in name order, as Markdown (`module_reference`)."""
-    import importlib
-    import pkgutil
-
     root = importlib.import_module(package)
     names = sorted(info.name for info in pkgutil.walk_packages(root.__path__, f"{package}."))
     return "\n\n".join(module_reference(importlib.import_module(n)) for n in names if n not in skip)

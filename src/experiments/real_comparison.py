@@ -15,11 +15,27 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from experiments import verdicts
-from unlearning.benchmarks import get_benchmark
 from experiments.claims import CANNOT_TELL, record
-from experiments.comparison import TOFU_COLUMNS, model_row, oracle_row
+from experiments.comparison import TOFU_COLUMNS, axis_differences, model_row, oracle_row
+from experiments.intervals import (
+    Estimate,
+    binomial_half_width,
+    floored,
+    from_table,
+    items_of,
+    mean_items,
+    metric_difference,
+    time_ratio,
+    with_seeds,
+)
 from experiments.lab import Lab, Protocol, tofu_recipe, tune_rmu
+from laboratory.world.real_facts import candidates
+from unlearning.benchmarks import get_benchmark
+from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE, known_items
+from unlearning.models import load_model, load_tokenizer
 
 REAL_COLUMNS = {**{k: v for k, v in TOFU_COLUMNS.items() if k not in ("extraction_strength", "exact_memorization",
                                                                         "privleak")},
@@ -31,12 +47,6 @@ SEED_COLUMNS = ["seconds", "steps", "forget_Q_A_ROUGE", "forget_Q_A_Prob", "forg
 def curation_check(lab: Lab, base_dir, checked: int = 0):
     """Each utility set's candidates (the first `checked`; 0: all) asked again of the base
     checkpoint at `base_dir`, against the questions kept in `tofu-real`'s data: a row per set."""
-    import pandas as pd
-
-    from unlearning.benchmarks.tofu import known_items
-    from unlearning.models import load_model, load_tokenizer
-    from laboratory.world.real_facts import candidates
-
     model, tokenizer, bench, rows = load_model(base_dir), load_tokenizer(base_dir), get_benchmark("tofu-real"), []
     for kind, split in (("real_authors", "real_authors_perturbed"), ("world_facts", "world_facts_perturbed")):
         items = candidates(kind)[:checked or None]
@@ -63,8 +73,6 @@ class RealComparison:
 
     def learned(self):
         """The target's and the oracle's recipe, training time, final loss and gates, a column each."""
-        import pandas as pd
-
         return pd.DataFrame([{"model": name, "authors' answers": info["examples"], "epochs": info["train"]["epochs"],
                               "lr": info["train"]["lr"], "batch": info["train"]["batch_size"],
                               "seconds": info["train_seconds"], "final loss": info["epoch_losses"][-1], **info["gates"]}
@@ -77,8 +85,6 @@ def real_comparison(lab: Lab, size: str, forget_split: str, methods, config, *, 
     capped at `max_steps` when > 0), RMU tuned under `protocol` on `rmu_grid`; MASC again with each
     of `seeds`; each model evaluated with `config` against the split's retain-only oracle (and the
     checkpoint before fine-tuning at `base_dir` when `with_base`)."""
-    import pandas as pd
-
     bench = get_benchmark("tofu-real")
     target, oracle_name = bench.target(size), bench.oracle(forget_split, size)
     oracle = lab.evaluate("tofu-real", lab.model(oracle_name), config=config)
@@ -116,11 +122,6 @@ def real_signals(comparison: RealComparison, methods, forget_items: int):
     one question), and model utility of the target minus the most damaged model among the methods
     (paired interval over the same items; RMU's grid runs, which the rule rejected, count too when
     their evaluations hold items). A row per check."""
-    import pandas as pd
-
-    from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE
-    from experiments.intervals import binomial_half_width, floored, from_table, items_of, metric_difference
-
     results, gates = comparison.results, comparison.learning[comparison.target]["gates"]
     paraphrase = {}
     for key, words in (("forget_paraphrased_question_accuracy", "paraphrased-question"),
@@ -177,8 +178,6 @@ class RealVerdicts:
 
     def differences_table(self):
         """MASC minus each baseline on every radar axis, with its 95 % interval."""
-        import pandas as pd
-
         return pd.DataFrame({b: {a: d.text() for a, d in axes.items()} for b, axes in self.differences.items()}
                             ).T.rename_axis("MASC minus")
 
@@ -200,9 +199,6 @@ def seeded_differences(comparison: RealComparison, baselines) -> dict:
     """MASC minus each baseline on the radar axes (`comparison.axis_differences`): with several
     MASC seeds, of MASC's items averaged over its seeds, widened by the spread of each axis over
     the seeds (a baseline run once borrows MASC's spread; `intervals.with_seeds`)."""
-    from experiments.comparison import axis_differences
-    from experiments.intervals import mean_items, with_seeds
-
     results, seeds = comparison.results, comparison.seeds
     statistics = get_benchmark("tofu-real").statistics
     masc = results.loc["MASC"]
@@ -226,8 +222,6 @@ def real_verdicts(comparison: RealComparison, baselines, signals, check) -> Real
     widened by MASC's seed spread (`seeded_differences`; MU left out when a `signals` check
     failed), and the 4-bit `check` (`comparison.quantization_check`) of its forget ROUGE-L. A MASC
     run whose utility is below the oracle's beyond the interval carries no verdict at all."""
-    from experiments.intervals import Estimate, metric_difference, time_ratio
-
     results, seeds = comparison.results, comparison.seeds
     masc_seconds = float(seeds["seconds"].max())
     base_seconds = results.loc[list(baselines), "seconds"]

@@ -12,11 +12,18 @@
 
 from __future__ import annotations
 
-from unlearning.benchmarks import EvalConfig
+import pandas as pd
+
+from experiments import verdicts
+from experiments.claims import record
+from experiments.floors import mark, near_level
+from experiments.intervals import mean_items, metric_difference, metric_value, with_seeds
+from experiments.lab import Lab
+from unlearning.benchmarks import EvalConfig, get_benchmark
+from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS, summarise
 from unlearning.benchmarks.wmdp import FOUR_CHOICE_CHANCE
 from unlearning.methods import method_name
 from unlearning.metrics.choice import recovery_percent
-from experiments.lab import Lab
 from unlearning.recipes import Recipe, Scale
 from unlearning.recipes import load as load_recipe
 
@@ -103,9 +110,6 @@ def rwku_differences(results, objectives, benchmark: str = "rwku", over_seeds=No
     `over_seeds` (`rules_over_seeds`) reran an objective's two rules, the difference is of the
     probes' means over the seeds, widened by the seed spread of each rule's summary
     (`intervals.with_seeds`). Objective label -> (neighbour gain, forget difference)."""
-    from unlearning.benchmarks import get_benchmark
-    from experiments.intervals import mean_items, metric_difference, with_seeds
-
     statistics, out = get_benchmark(benchmark).statistics, {}
     for gain in sago_gains(results, objectives):
         part = results[results.objective == gain["key"]].set_index("rule")
@@ -141,8 +145,6 @@ def wmdp_grid(lab: Lab, base: str, split: str, objectives, target: dict, **optio
     """The SAGO grid (`sago_grid`) of one WMDP split from the model `base` with the
     split's recipe and corpora: a row per run, `forget` the split's own four-choice accuracy and
     `recovery %` its MMLU against the target's (`target`: the base model's evaluation)."""
-    import pandas as pd
-
     frame = pd.DataFrame(sago_grid(lab, "wmdp", base, objectives, recipe=f"sago/wmdp-{split}",
                                    forget_split=f"{split}-forget-corpus", retain_split=f"{split}-retain-corpus",
                                    **options)).drop(columns="run")
@@ -156,8 +158,6 @@ def flat_wmdp_metrics(target: dict) -> dict[str, str]:
     """The accuracies the target cannot be told from chance on: the 95 % interval of its accuracy
     over its questions (`intervals.metric_value`, one question's step as its floor) covers 1/4.
     Nothing to unlearn there, no signal (`floors.near_level`)."""
-    from experiments.floors import near_level
-
     flat = {}
     for column in ("wmdp-bio_accuracy", "wmdp-cyber_accuracy", "mmlu_accuracy"):
         name = column.replace("_accuracy", "")
@@ -174,26 +174,18 @@ def _quantum(metrics, column: str) -> float:
 
 def accuracy(metrics, column: str):
     """An accuracy of a WMDP evaluation with its 95 % interval over its questions."""
-    from unlearning.benchmarks import get_benchmark
-    from experiments.intervals import metric_value
-
     return metric_value(metrics, get_benchmark("wmdp").statistics[column], quantum=_quantum(metrics, column))
 
 
 def accuracy_difference(a, b, column: str):
     """a - b on an accuracy of two WMDP evaluations on the same questions (paired interval, one
     question's step as its floor)."""
-    from unlearning.benchmarks import get_benchmark
-    from experiments.intervals import metric_difference
-
     return metric_difference(a, b, get_benchmark("wmdp").statistics[column], quantum=_quantum(a, column))
 
 
 def wmdp_table(main, flat: dict, splits):
     """The main table (a row per split, objective and variant) with the columns that cannot move
     marked; the note names them (and any flat metric the table does not show). Returns (table, note)."""
-    from experiments.floors import mark
-
     table = main.set_index(["split", "objective", "variant"])[list(WMDP_COLUMNS)].rename(columns=WMDP_COLUMNS)
     shown = {"mmlu_accuracy": "MMLU"} | ({"forget": "WMDP (own split)"} if all(
         f"wmdp-{split}_accuracy" in flat for split in splits) else {})
@@ -228,8 +220,6 @@ class WmdpVerdicts:
     95 % interval over the same questions (`accuracy_difference`)."""
 
     def __init__(self, main, target: dict, flat: dict, splits, objectives):
-        from experiments import verdicts
-
         self.main, self.target, self.splits = main, target, list(splits)
         self.cases = [(split, o) for split in splits for o in objectives]
         self.recovery = {}
@@ -289,9 +279,6 @@ class WmdpVerdicts:
 
     def records(self, profile: str) -> str:
         """The two claim rows (`claims.record`), as Markdown."""
-        from experiments import verdicts
-        from experiments.claims import record
-
         pivot = granularity_table(self.main)
         mmlu = "; ".join(f"{self.label((split, o))} "
                          + " / ".join(f"{pivot.loc[(split, o), r]:.3f}" for r in ("pcgrad_global", "pcgrad", "sago"))
@@ -308,10 +295,6 @@ def rwku_grid(lab: Lab, benchmark: str, model: str, objectives, rules=None, **op
     a row per run with its metrics and RWKU's summaries (`forget`: mean of forget levels 1-3,
     `neighbour`: mean of neighbour levels 1-2; `benchmarks.rwku.summarise`), and the grid's budgets
     in optimizer steps. Returns (table, budgets)."""
-    import pandas as pd
-
-    from unlearning.benchmarks.rwku import summarise
-
     grid = sago_grid(lab, benchmark, model, objectives, SAGO_RULES if rules is None else rules, recipe="sago/rwku",
                      **options)
     results = pd.DataFrame(grid).drop(columns="run")
@@ -323,11 +306,6 @@ def flat_rwku_metrics(target: dict, benchmark: str = "rwku") -> dict[str, str]:
     """The forget levels whose recall by the target cannot be told from zero (the 95 % interval of
     its mean over the level's probes covers 0; `floors.near_level`): RWKU measures the forgetting
     of what a model knows, so such a level is a floor."""
-    from unlearning.benchmarks import get_benchmark
-    from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS
-    from experiments.floors import near_level
-    from experiments.intervals import metric_value
-
     statistics, flat = get_benchmark(benchmark).statistics, {}
     for column in FORGET_METRICS:
         flat.update(near_level(metric_value(target, statistics[column]), 0.0, column, TABLE_COLUMNS[column],
@@ -340,10 +318,6 @@ def forgetting_moved(start: dict, results, benchmark: str = "rwku") -> tuple:
     start model minus it with its paired 95 % interval over the same probes, and why the grid
     cannot compare rules when that is not resolved (`verdicts.unmoved_forgetting`; "" when it can).
     Returns (best run's forget summary, drop, reason)."""
-    from experiments import verdicts
-    from unlearning.benchmarks import get_benchmark
-    from experiments.intervals import metric_difference
-
     best = results.loc[results["forget"].idxmin()]
     drop = metric_difference(start, best, get_benchmark(benchmark).statistics["forget"])
     return float(best["forget"]), drop, verdicts.unmoved_forgetting(drop)
@@ -352,11 +326,6 @@ def forgetting_moved(start: dict, results, benchmark: str = "rwku") -> tuple:
 def rwku_table(rows, flat: dict | None = None, elsewhere: str = ""):
     """Every RWKU number of `rows` (a table with objective, variant and the metrics), the columns of
     `flat` marked. Returns (table, note)."""
-    import pandas as pd
-
-    from unlearning.benchmarks.rwku import TABLE_COLUMNS
-    from experiments.floors import mark
-
     table = pd.DataFrame(rows).set_index(["objective", "variant"])[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS)
     return mark(table, flat or {}, TABLE_COLUMNS, elsewhere=elsewhere)
 
@@ -364,8 +333,6 @@ def rwku_table(rows, flat: dict | None = None, elsewhere: str = ""):
 def rwku_floor(target: dict, flat: dict) -> str:
     """Why the grid cannot separate the rules when the target's recall cannot be told from zero at
     every forget level (`flat_rwku_metrics` flags all three), else an empty string."""
-    from unlearning.benchmarks.rwku import FORGET_METRICS, TABLE_COLUMNS
-
     if not all(c in flat for c in FORGET_METRICS):
         return ""
     return ("the target's recall cannot be told from zero at any forget level ("
@@ -386,10 +353,6 @@ def rules_over_seeds(lab: Lab, benchmark: str, model: str, objective: str, rules
     """The grid's runs of `objective` under `rules` again with each seed of `seeds` (the order of the
     packed blocks), beside seed 0's rows of `results`: the forget and neighbour summaries and the
     per-probe scores (`items`) per rule and seed; `attrs["objective"]` names the objective."""
-    import pandas as pd
-
-    from unlearning.benchmarks.rwku import summarise
-
     rows = [{"seed": 0, **row} for row in results[(results.objective == objective) & results.rule.isin(rules)].to_dict("records")]
     for seed in seeds:
         rows += [{"seed": seed, **row, **summarise(row)} for row in sago_grid(
@@ -405,9 +368,6 @@ def rwku_record(claim: str, results, objectives, profile: str, benchmark: str = 
     grid `results` (`sago_gains`), judged by `verdicts.sago_keeps_more_over` on the paired
     differences of `rwku_differences` (seeds added where `over_seeds` reran them); `empty` stands
     for a grid without a +GD, PCGrad and SAGO triple."""
-    from experiments import verdicts
-    from experiments.claims import record
-
     gains = sago_gains(results, objectives)
     measured = "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
                          f"{g['forget_sago']:.2f})" for g in gains)

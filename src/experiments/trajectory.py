@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from experiments.intervals import Estimate, metric_difference
+from unlearning.benchmarks import EvalConfig
 
 
 def checkpoint_steps(max_steps: int, first: int = 2, growth: float = 1.5) -> tuple[int, ...]:
@@ -42,8 +43,6 @@ def trajectory(lab, benchmark: str, record: dict, start: dict, *, config=None, o
     from), every kept checkpoint and its final model, each with `step`, `seconds` and the
     benchmark's metrics (evaluated and cached beside each checkpoint). A run that diverged ends at
     its last checkpoint."""
-    from unlearning.benchmarks import EvalConfig
-
     config = config or EvalConfig()
     rows = [{"step": 0, "seconds": 0.0, **start}]
     for checkpoint in record["checkpoints"]:

@@ -16,6 +16,9 @@ from pathlib import Path
 from unlearning.choices import LEARN_PARTS
 from unlearning.cli import command_parser, output_folder, run_command
 
+# Imports inside functions: `laboratory --help` answers without importing torch; each command imports
+# what it needs when it runs.
+
 
 def _add_world(sub) -> None:
     p = sub.add_parser("world", help="generate the laboratory world (benchmarks in the real schemas)")

@@ -26,7 +26,10 @@ fact in two wordings of one sentence.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pandas as pd
 
 from unlearning.benchmarks import base_name, get_benchmark
 from unlearning.benchmarks.tofu import PARAPHRASE_CHANCE
@@ -83,8 +86,6 @@ def scale_table(manifest: dict) -> "pandas.DataFrame":  # noqa: F821
     """One row per size: parameters, verbatim memorisation (trained-form probes, forget
     ROUGE-L and probability of the TOFU target) next to knowledge (held-out-form probes,
     paraphrase accuracy), and the oracle's forget ROUGE-L: MASC's learning-stage finding."""
-    import pandas as pd
-
     tofu = get_benchmark("tofu")
     rows = []
     for name, entry in manifest.items():
@@ -111,10 +112,6 @@ def scale_table(manifest: dict) -> "pandas.DataFrame":  # noqa: F821
 def model_table(manifest: dict) -> "pandas.DataFrame":  # noqa: F821
     """Every learned model of a manifest: parameters, learning rate, batch size and epochs (its
     learning.json), training seconds and its gates (3 decimals), one row per model."""
-    import json
-
-    import pandas as pd
-
     rows = []
     for name, entry in manifest.items():
         train = json.loads((Path(entry["path"]) / "learning.json").read_text())["train"]

@@ -18,19 +18,24 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import multiprocessing
 import os
 import re
+import signal
 import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import torch
+
+from laboratory.gates import gates_version, run_gates
 from unlearning.benchmarks import base_name, get_benchmark, model_name
 from unlearning.benchmarks.muse import CORPORA as MUSE_CORPORA
 from unlearning.benchmarks.tofu import retain_split
 from unlearning.choices import LEARN_PARTS
 from unlearning.data import QA_PROMPT, encode_qa_split, encode_text, load_split
-from laboratory.gates import gates_version, run_gates
 from unlearning.models import (
     SIZES,
     TrainConfig,
@@ -45,6 +50,7 @@ from unlearning.models import (
     train_tokenizer,
 )
 from unlearning.records import write_json
+from unlearning.runtime import configure_process
 from unlearning.store import code_key, content_key, file_hash, weights_hash
 
 TOFU_ORACLES = tuple(retain_split(s) for s in get_benchmark("tofu").forget_splits)  # retain99, retain95, retain90
@@ -346,8 +352,6 @@ def stored_key(folder: Path) -> str | None:
 @contextmanager
 def torch_threads(count: int):
     """Run a block with `count` torch intra-op threads, then restore the previous count."""
-    import torch
-
     previous = torch.get_num_threads()
     torch.set_num_threads(count)
     try:
@@ -382,8 +386,6 @@ def train_job(job: Job, key: str, gates_key: str, data_root: Path, out_root: Pat
 
 
 def _train_in_worker(job: Job, key: str, gates_key: str, data_root: Path, out_root: Path) -> float:
-    from unlearning.runtime import configure_process
-
     os.environ["UNLEARNING_PROGRESS"] = "0"  # bars of parallel workers would interleave
     configure_process()  # a spawned worker is an entry point of its own
     return train_job(job, key, gates_key, data_root, out_root)
@@ -397,8 +399,6 @@ def _longest_first(job: Job) -> tuple:
 
 def _ignore_interrupt() -> None:
     """Worker initializer: Ctrl-C reaches the whole process group, but only the parent decides."""
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -408,9 +408,6 @@ def _train_parallel(stale: list[tuple[Job, str, str]], data_root: Path, out_root
 
     On Ctrl-C (or any error) the workers are terminated rather than awaited: a pool's usual
     `shutdown(wait=True)` can hang on workers that a signal killed mid-message."""
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
     pending = {job.name: (job, key, gates_key) for job, key, gates_key in stale}
     running: dict = {}
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),

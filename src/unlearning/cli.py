@@ -22,7 +22,7 @@ from pathlib import Path
 
 from unlearning.choices import DEVICES, DTYPES, PROBE_SETS, RULES
 
-# Building the parser imports no torch or transformers (`unlearning --help` answers at once): the
+# Imports inside functions: building the parser imports no torch or transformers (`unlearning --help` answers at once): the
 # choices come from `unlearning.choices`, defaults that the library computes are None here and filled
 # in by the command, and every command imports what it needs inside its function.
 

@@ -23,11 +23,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
+import torch.distributed as dist
+from transformers import Trainer, get_scheduler
 
 from unlearning.choices import RULES
 from unlearning.data import Encoded, collate, cycle_batches
 from unlearning.failpoints import reached
 from unlearning.methods import Context, Method
+from unlearning.models import add_lora
 from unlearning.progress import progress
 from unlearning.runtime import own_random_state
 from unlearning.stopping import FixedBudget, ViolationProbe, ViolationStop
@@ -172,8 +175,6 @@ def average_over_processes(tensors: list[torch.Tensor], world: int) -> list[torc
     """Mean of each tensor over the data-parallel processes (all-reduce), in place (the engine's
     and the Hugging Face drop-in's `unlearning.hf.GradientSynthesisMixin`)."""
     if world > 1:
-        import torch.distributed as dist
-
         for tensor in tensors:
             dist.all_reduce(tensor)
             tensor.div_(world)
@@ -204,8 +205,6 @@ def parameter_groups(model: torch.nn.Module, params: Sequence[torch.nn.Parameter
     `Trainer.get_decay_parameter_names` (norm weights and biases get no weight decay)."""
     if optim.decay_groups == "all":
         return [{"params": list(params), "weight_decay": optim.weight_decay}]
-    from transformers import Trainer
-
     decayed = set(Trainer.get_decay_parameter_names(None, model))  # an instance method that reads no state
     names = _names_of(model, params)
     return [{"params": [p for p, n in zip(params, names) if n in decayed], "weight_decay": optim.weight_decay},
@@ -228,8 +227,6 @@ def make_optimizer(model: torch.nn.Module, params: Sequence[torch.nn.Parameter],
 def make_schedule(optimizer: torch.optim.Optimizer, optim: OptimConfig, total_steps: int):
     """transformers' learning-rate schedule for a run of `total_steps` optimizer steps (stepped
     once after every optimizer step, as the HF `Trainer` does)."""
-    from transformers import get_scheduler
-
     name = "constant_with_warmup" if optim.schedule == "constant" and optim.warmup_steps else optim.schedule
     return get_scheduler(name, optimizer, num_warmup_steps=optim.warmup_steps, num_training_steps=total_steps)
 
@@ -388,8 +385,6 @@ def _prepare(model, method: Method, hparams: dict, forget, retain, *, pad_token_
     model.to(device)
     base_model = model
     if lora is not None:
-        from unlearning.models import add_lora
-
         model = add_lora(model, **lora)  # adapter initialisation draws from the run's seeded state
     params = method.parameters(model, hparams) if lora is None else [p for p in model.parameters() if p.requires_grad]
     param_names = _names_of(model, params) if record_geometry else None

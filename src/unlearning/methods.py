@@ -11,14 +11,13 @@ with an update rule from `unlearning.synthesis`. Defaults follow
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
 from unlearning import losses
-from unlearning.data import batches, on_device
+from unlearning.data import batches, idk_records, on_device
 from unlearning.margin import model_inputs, tau_from_rho, teacher_logits
 
 
@@ -137,8 +136,6 @@ MASC_DEFAULTS = {
 @torch.no_grad()
 def reference_logprobs(model: torch.nn.Module, examples, pad_token_id: int, batch_size: int = 16) -> torch.Tensor:
     """Summed answer log-probs of every example under `model`, `[N]` (NPO's cached reference)."""
-    from unlearning.data import batches, on_device
-
     was_training = model.training
     model.eval()
     values = []
@@ -206,8 +203,6 @@ def true_answers(records: list[dict], seed: int) -> list[dict]:
 
 def idk_answers(records: list[dict], seed: int) -> list[dict]:
     """IdkNLL's forget set: the forget questions paired with refusals (`data.idk_records`)."""
-    from unlearning.data import idk_records
-
     if any("question" not in record for record in records):
         raise ValueError("IdkNLL needs question-answer data (a benchmark of kind 'qa'); this forget set is text")
     return idk_records(records, seed)

@@ -18,13 +18,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
+from safetensors import safe_open
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
 from unlearning.data import Encoded, bucketed_batches
+from unlearning.failpoints import reached
 from unlearning.progress import progress
 from unlearning.runtime import own_random_state
-from unlearning.store import weights_hash
+from unlearning.store import weight_files, weights_hash
 
 EOS_TOKEN, PAD_TOKEN = "<|endoftext|>", "<|pad|>"
 
@@ -85,8 +88,6 @@ def load_tokenizer(name_or_path: str | Path):
     require_local_or_hub(tokenizer=name_or_path)
     if Path(name_or_path).is_dir():
         return PreTrainedTokenizerFast.from_pretrained(str(name_or_path))
-    from transformers import AutoTokenizer
-
     return AutoTokenizer.from_pretrained(str(name_or_path), trust_remote_code=False)
 
 
@@ -170,8 +171,6 @@ def save_folder_atomically(out_dir: Path, save) -> None:
     The temporary name is one per process, so concurrent savers never share it; when another
     process renames its folder into place between our removal and our rename, we try again
     (the last writer wins, and both wrote a complete folder)."""
-    from unlearning.failpoints import reached
-
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_dir.with_name(f"{out_dir.name}.{os.getpid()}.tmp")
@@ -215,8 +214,6 @@ def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32,
                device: str | torch.device = "cpu") -> Qwen2ForCausalLM:
     """Load a causal LM (safetensors only, never remote code) from a local folder or a hub name,
     in `dtype`, on `device`, in eval mode."""
-    from transformers import AutoModelForCausalLM
-
     require_local_or_hub(model=name_or_path)
     model = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype, trust_remote_code=False, use_safetensors=True)
     return model.to(device).eval()
@@ -227,8 +224,6 @@ def check_model(model_dir: str | Path, tokenizer_dir: str | Path | None = None) 
     before any work and without writing anything (one-line `ValueError`s): a readable config of
     a causal LM transformers knows, complete safetensors files whose tensors are the ones that
     config builds, and a tokenizer whose vocabulary fits the model's embedding."""
-    from transformers import AutoConfig
-
     model_dir = Path(model_dir)
     model_type = _causal_lm_type(model_dir / "config.json")
     config = AutoConfig.from_pretrained(str(model_dir), trust_remote_code=False)
@@ -242,8 +237,6 @@ def check_model(model_dir: str | Path, tokenizer_dir: str | Path | None = None) 
 
 def _causal_lm_type(config_path: Path) -> str:
     """The model_type of a config.json, checked: a JSON object naming a causal LM transformers knows."""
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-
     if not config_path.is_file():
         raise ValueError(f"model: no config.json in {config_path.parent}")
     try:
@@ -257,11 +250,6 @@ def _causal_lm_type(config_path: Path) -> str:
 
 def _check_weights(model_dir: Path, config, model_type: str) -> None:
     """Complete, readable safetensors files in `model_dir` holding every tensor `config` builds."""
-    from safetensors import safe_open
-    from transformers import AutoModelForCausalLM
-
-    from unlearning.store import weight_files
-
     files = weight_files(model_dir)
     if not files:
         raise ValueError(f"model: no safetensors weights in {model_dir} (pickled checkpoints are never loaded)")

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import yaml
 
+# Imports inside functions: only `versions` needs torch and transformers; the commands read and write
+# records before they import them (their fast start).
+
 
 def write_text_atomically(path: str | Path, text: str) -> None:
     """Write `text` through a temporary file and a rename: a reader sees the old file or the new

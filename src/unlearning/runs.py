@@ -10,15 +10,19 @@ it only when it is not there, and returns its record with `record['dir']`, the u
 
 from __future__ import annotations
 
+import resource
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
+import torch
+
 from unlearning.benchmarks import Benchmark, get_benchmark
 from unlearning.choices import PROBE_SETS
 from unlearning.data import encode_qa_split, encode_text, pack_corpus
-from unlearning.failpoints import reached
 from unlearning.engine import OptimConfig, unlearn
+from unlearning.failpoints import reached
 from unlearning.methods import get_method
 from unlearning.metrics.likelihood import answer_probability
 from unlearning.models import copy_tokenizer_files, load_model, load_tokenizer, save_model
@@ -27,6 +31,7 @@ from unlearning.runtime import Runtime
 from unlearning.stopping import StopConfig, split_probe_set
 from unlearning.store import code_key, content_key, file_hash, is_released, weights_hash
 from unlearning.synthesis import RULES
+
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -151,8 +156,6 @@ def checkpoint_name(step: int) -> str:
 def peak_memory() -> dict:
     """Peak resident memory of this process so far (MB) and, on a GPU, the peak memory torch
     allocated there (MB): what a run cost, for the paper-scale chapter's table."""
-    import torch
-
     out = {"peak_rss_mb": peak_rss_mb()}
     if torch.cuda.is_available():
         out["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
@@ -163,9 +166,6 @@ def peak_rss_mb() -> float:
     """This process's peak resident memory (MB). On Linux the high-water mark of its own address
     space (VmHWM): `getrusage`'s ru_maxrss survives exec, so a process started by a larger parent
     would report the parent's size; elsewhere ru_maxrss (bytes on macOS, KiB otherwise)."""
-    import resource
-    import sys
-
     status = Path("/proc/self/status")
     if status.exists():
         for line in status.read_text().splitlines():

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import torch
+from accelerate import Accelerator
+from transformers.utils import logging as hf_logging
 
 from unlearning.choices import DEVICES, DTYPES
 from unlearning.progress import interactive
@@ -29,8 +31,6 @@ from unlearning.progress import interactive
 def configure_process() -> None:
     """Prefer deterministic kernels (warn where none exists) and keep transformers' progress bars
     and info logs out of non-interactive output (papermill, CI)."""
-    from transformers.utils import logging as hf_logging
-
     torch.use_deterministic_algorithms(True, warn_only=True)
     if not interactive():
         hf_logging.disable_progress_bar()
@@ -59,8 +59,6 @@ def launched_as_group() -> bool:
 
 @lru_cache(maxsize=None)
 def _accelerator(cpu: bool):
-    from accelerate import Accelerator
-
     return Accelerator(cpu=cpu)
 
 

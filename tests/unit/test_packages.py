@@ -87,3 +87,41 @@ def test_no_literal_outside_the_benchmarks_names_a_benchmark_a_split_or_a_chapte
     planted = {"unlearning/planted.py": 'SPLIT = "forget10"\n\ndef f():\n    """tofu in a docstring is prose."""\n'
                                         '    return {"wmdp": 1, "x": "bio"}\n'}
     assert [hit.split(": ", 1)[1] for hit in _named_literals(planted)] == ["'forget10'", "'wmdp'", "'bio'"]
+
+
+LAZY_IMPORTS_MARKER = "# Imports inside functions:"
+OPTIONAL = ("ImportError", "ModuleNotFoundError")
+
+
+def _guarded_by_import_error(node: ast.Try) -> bool:
+    names = [ast.unparse(h.type) for h in node.handlers if h.type is not None]
+    return any(o in name for name in names for o in OPTIONAL)
+
+
+def _unexplained_function_imports(files: dict[str, str]) -> list[str]:
+    """`path:line` of every import inside a function that neither sits in a `try` catching ImportError
+    (an optional extra) nor stands in a module whose head says why (LAZY_IMPORTS_MARKER)."""
+    found = []
+    for path, source in files.items():
+        if LAZY_IMPORTS_MARKER in source:
+            continue
+        tree = ast.parse(source)
+        guarded = {id(stmt) for node in ast.walk(tree) if isinstance(node, ast.Try) and _guarded_by_import_error(node)
+                   for inner in node.body for stmt in ast.walk(inner)}
+        for function in ast.walk(tree):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found += [f"{path}:{node.lineno}" for node in ast.walk(function)
+                          if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in guarded]
+    return sorted(set(found))
+
+
+def test_imports_stand_at_the_top_of_each_module_unless_its_head_says_why():
+    """Issue 46 part 3: a module's head says what it uses. An import inside a function is allowed for
+    an optional extra (inside `try ... except ImportError`) or in a module that says why it imports
+    late (the commands' fast start); a planted late import is found."""
+    files = {str(p.relative_to(SRC)): p.read_text() for p in SRC.rglob("*.py")}
+    assert _unexplained_function_imports(files) == []
+    planted = "import os\n\n\ndef f():\n    import json\n    try:\n        import peft\n    except ImportError:\n        peft = None\n"
+    assert _unexplained_function_imports({"planted.py": planted}) == ["planted.py:5"]
+    explained = f"{LAZY_IMPORTS_MARKER} the command's fast start\n" + planted
+    assert _unexplained_function_imports({"planted.py": explained}) == []

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from unlearning.data import write_jsonl
+import pandas as pd
+
 # the submodules by their full names (not `from laboratory.world import ...`, which names this very module)
 import laboratory.world.encyclopedia as encyclopedia
 import laboratory.world.muse as muse
@@ -19,6 +20,8 @@ import laboratory.world.real_facts as real_facts
 import laboratory.world.rwku as rwku
 import laboratory.world.tofu as tofu
 import laboratory.world.wmdp as wmdp
+from laboratory.world.reference import REAL_SPLIT_SIZES
+from unlearning.data import load_split, read_jsonl, write_jsonl
 
 WORLD_SIZES: dict[str, dict] = {
     profile: {"seed": 0, "tofu_authors": {"smoke": 20, "mini": 100}[profile],
@@ -88,11 +91,6 @@ def summary(root: str | Path) -> "pandas.DataFrame":  # noqa: F821
 
     The table the book's world chapter shows next to the real schemas.
     """
-    import pandas as pd
-
-    from unlearning.data import read_jsonl
-    from laboratory.world.reference import REAL_SPLIT_SIZES
-
     rows = []
     for path in sorted(Path(root).rglob("*.json")):
         records = read_jsonl(path)
@@ -117,10 +115,6 @@ SHOWCASE = (("tofu forget10_perturbed", "tofu", "forget10_perturbed", 0), ("muse
 def showcase(root: str | Path) -> "pandas.DataFrame":  # noqa: F821
     """One item of each kind of a rendered world (`SHOWCASE`), a row per field (values cut at 160
     characters); the pretraining probe is the first one in a held-out surface form."""
-    import pandas as pd
-
-    from unlearning.data import load_split
-
     rows = []
     for label, benchmark, split, which in SHOWCASE:
         records = load_split(Path(root) / benchmark, split)
@@ -133,8 +127,6 @@ def holdings(root: str | Path) -> dict[str, int]:
     """What a rendered world holds, counted: authors and question-answer pairs (TOFU), forget
     articles (MUSE News) and chapters (MUSE Books), hazardous questions (WMDP), RWKU targets and
     pretraining documents."""
-    from unlearning.data import load_split
-
     def count(benchmark: str, split: str) -> int:
         return len(load_split(Path(root) / benchmark, split, ()) if split == "authors" else
                    load_split(Path(root) / benchmark, split))

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import torch
 
 from unlearning.data import Encoded, batches, on_device
-
+from unlearning.margin import IGNORE_INDEX
 
 # decoder families whose logits are exactly their output layer applied to the last hidden states
 # (no soft-capping or scaling of the logits): for them `labelled_logits` runs that layer on the
@@ -28,8 +28,6 @@ def labelled_logits(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor, tor
     an answer is short next to its prompt, and on SmolLM2-135M the output layer (576 x 49,152)
     over every position, with its softmax, was about a quarter of a TOFU evaluation. The values
     are those of the whole forward pass at the same positions (a test checks it)."""
-    from unlearning.margin import IGNORE_INDEX
-
     targets = batch["labels"][:, 1:]
     keep = targets != IGNORE_INDEX  # [B, T-1]
     inputs = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"], "use_cache": False}

@@ -18,6 +18,7 @@ import math
 
 import torch
 
+from unlearning.data import batches, on_device
 from unlearning.margin import exact_reproduction_bound, shifted_margins, suffix_mask, tau_from_rho, violation_fractions
 
 
@@ -29,8 +30,6 @@ def sequence_margins(model, examples, pad_token_id: int, k: int = 10, beta: floa
     Returns `(margins [N, T], mask [N, T])` padded to the longest example, ready for
     `margin.violation_rate`; `competitor_model` (teacher mode) picks the top-k set.
     """
-    from unlearning.data import batches, on_device
-
     was_training = model.training
     model.eval()
     rows, masks = [], []
@@ -52,8 +51,6 @@ def proposition1_rows(model, batch: dict, hparams: dict, generator: torch.Genera
     """Per sequence of a forget batch: violation fraction v on its continuation, the number L
     of continuation positions, log10 of the measured probability of reproducing exactly the
     continuation (teacher forcing), and log10 of the bound rho^((1 - v) L)."""
-    from unlearning.data import on_device
-
     was_training = model.training
     model.eval()
     device_batch = on_device(batch, model)

@@ -6,14 +6,15 @@ TOFU and RWKU report ROUGE-L *recall*, MUSE reports ROUGE-L *F1*. OpenUnlearning
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
+
+from rouge_score import rouge_scorer
 
 
 @lru_cache(maxsize=2)
 def _scorer(stemmer: bool):
-    from rouge_score import rouge_scorer
-
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=stemmer)
 
 
@@ -37,8 +38,6 @@ def contains_answer(predictions: Sequence[str], references: Sequence[str]) -> li
     """Per item: does the prediction contain every word of the reference, in order (ROUGE-L recall
     1 after folding accents)? How answers the real model "knows" are told apart when curating
     its TOFU utility questions and its RWKU probes."""
-    import unicodedata
-
     def fold(text: str) -> str:
         return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
 
