@@ -124,10 +124,6 @@ def parser() -> argparse.ArgumentParser:
     return command_parser("unlearning", __doc__, (_add_unlearn, _add_evaluate, _add_fetch))
 
 
-MAX_BATCH = 4096  # examples per micro-batch (and micro-batches per step): more is a typing mistake
-MAX_STEPS = 1_000_000  # optimizer steps of one run
-
-
 def _parse_sets(pairs: list[str]) -> dict:
     import yaml
 
@@ -177,15 +173,6 @@ def _tokenizer_for(model: Path) -> Path:
     raise ValueError(f"--tokenizer: none given and no tokenizer folder beside {model}")
 
 
-def _check_counts(args) -> None:
-    for flag, value, most in (("--batch-size", args.batch_size, MAX_BATCH), ("--grad-accum", args.grad_accum, MAX_BATCH),
-                              ("--max-steps", args.max_steps, MAX_STEPS)):
-        if value is not None and not 1 <= value <= most:
-            raise ValueError(f"{flag} must be >= 1 and at most {most}, got {value}")
-    if args.lora_rank is not None and args.lora_rank < 1:
-        raise ValueError(f"--lora-rank must be >= 1, got {args.lora_rank}")
-
-
 def _recipe_run_name(recipe, method: str | None, rule: str | None) -> str:
     """The recipe's run of `--method` (and `--rule`, for recipes with a run per rule)."""
     if method is None:
@@ -213,14 +200,18 @@ def _recipe_run(args, recipe):
 
 
 def _changes(args, processes: int):
-    """The flags given, as the changes of the one spec builder (`recipes.build_spec`)."""
-    from unlearning.recipes import Changes
+    """The flags given, as the changes of the one spec builder (`recipes.build_spec`), checked
+    there (a wrong value names its flag)."""
+    from unlearning.recipes import Changes, InvalidChange
 
-    return Changes(lr=args.lr, batch_size=args.batch_size, grad_accum=args.grad_accum or 1, processes=processes,
-                   epochs=args.epochs, max_steps=args.max_steps, optimizer=args.optimizer, rule=args.rule,
-                   stop=args.stop, tolerance=args.tolerance, hparams=_parse_sets(args.set), seed=args.seed,
-                   probe_set=args.probe_set, lora_rank=args.lora_rank, forget_split=args.split,
-                   retain_split=args.retain_split)
+    try:
+        return Changes(lr=args.lr, batch_size=args.batch_size, grad_accum=args.grad_accum or 1, processes=processes,
+                       epochs=args.epochs, max_steps=args.max_steps, optimizer=args.optimizer, rule=args.rule,
+                       stop=args.stop, tolerance=args.tolerance, hparams=_parse_sets(args.set), seed=args.seed,
+                       probe_set=args.probe_set, lora_rank=args.lora_rank, forget_split=args.split,
+                       retain_split=args.retain_split)
+    except InvalidChange as error:
+        raise ValueError(error.named("--" + error.name.replace("_", "-"))) from None
 
 
 def _unlearn_spec(args, recipe, benchmark: str, data: Path, tokenizer: Path | None, processes: int = 1):
@@ -231,7 +222,7 @@ def _unlearn_spec(args, recipe, benchmark: str, data: Path, tokenizer: Path | No
     from unlearning.recipes import PAPER_SCALE, build_spec, laboratory_scale, learned_rate, scaled
     from unlearning.runs import training_units
 
-    _check_counts(args)
+    changes = _changes(args, processes)
     bench = get_benchmark(benchmark)  # the recipe's, or one of the same schema (tofu-real for masc/tofu)
     bench.require_unlearning()
     run = _recipe_run(args, recipe)
@@ -244,7 +235,7 @@ def _unlearn_spec(args, recipe, benchmark: str, data: Path, tokenizer: Path | No
     n_forget = training_units(tokenizer, forget_records, bench.kind, packing)
     n_retain = training_units(tokenizer, retain_records, bench.kind, packing)
     spec = build_spec(run, benchmark, args.model, scale, n_forget=n_forget, n_retain=n_retain,
-                      changes=_changes(args, processes)).resolved()
+                      changes=changes).resolved()
     if spec.stop.kind == "violation" and spec.probe_set == "holdout" and spec.stop.confirm_size >= n_forget:
         raise ValueError(f"--probe-set holdout: a held-out probe set of {spec.stop.confirm_size} leaves no forget "
                          f"example to train on ({n_forget} in {spec.forget_split})")

@@ -121,7 +121,8 @@ def test_imports_stand_at_the_top_of_each_module_unless_its_head_says_why():
     late (the commands' fast start); a planted late import is found."""
     files = {str(p.relative_to(SRC)): p.read_text() for p in SRC.rglob("*.py")}
     assert _unexplained_function_imports(files) == []
-    planted = "import os\n\n\ndef f():\n    import json\n    try:\n        import peft\n    except ImportError:\n        peft = None\n"
+    planted = ("import os\n\n\ndef f():\n    import json\n"
+               "    try:\n        import peft\n    except ImportError:\n        peft = None\n")
     assert _unexplained_function_imports({"planted.py": planted}) == ["planted.py:5"]
     explained = f"{LAZY_IMPORTS_MARKER} the command's fast start\n" + planted
     assert _unexplained_function_imports({"planted.py": explained}) == []

@@ -125,6 +125,21 @@ class Recipe:
                           n_retain=n_retain, changes=changes or Changes())
 
 
+# the most a count of `Changes` may be: a larger one is a typing mistake
+MOST = {"batch_size": 4096, "grad_accum": 4096, "max_steps": 1_000_000}
+
+
+class InvalidChange(ValueError):
+    """A value of `Changes` out of its range; `named(flag)` says it under the flag a user typed."""
+
+    def __init__(self, name: str, requirement: str, value) -> None:
+        self.name, self.requirement, self.value = name, requirement, value
+        super().__init__(self.named(name))
+
+    def named(self, name: str) -> str:
+        return f"{name} must be {self.requirement}, got {self.value!r}"
+
+
 @dataclass(frozen=True)
 class Changes:
     """What a caller changes in a recipe run (the command line's flags, a chapter's variations);
@@ -162,12 +177,13 @@ class Changes:
     def __post_init__(self) -> None:
         for name in ("batch_size", "grad_accum", "processes", "max_steps", "lora_rank"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            most = MOST.get(name, math.inf)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most):
+                raise InvalidChange(name, "an integer >= 1" + (f" and at most {most}" if name in MOST else ""), value)
         for name in ("lr", "epochs"):
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
-                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+                raise InvalidChange(name, "a finite number > 0", value)
 
 
 def build_spec(run: RunRecipe, benchmark: str, model: str | Path, scale: Scale, *, n_forget: int, n_retain: int,
