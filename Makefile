@@ -69,14 +69,14 @@ REAL_MODELS := models/$(PROFILE)/manifest.real.json
 endif
 
 .PRECIOUS: models/%/manifest.json models/%/manifest.lab.json models/%/manifest.real.json data/%/tofu/full.json build/notebooks/%.ipynb
-.PHONY: help venv data models real-model notebooks book book-student assignments grade publish test unit lint bench clean clean-book \
+.PHONY: help venv data models real-model notebooks book book-student assignments grade publish test test-unit unit lint bench clean clean-book \
   $(NOTEBOOKS:%=nb-%)
 
 # Two makes in one checkout: every goal that writes runs under one lock (src/experiments/makelock.py,
 # standard library only), so a second `make book` waits for the first, then finds done what the
 # first did, instead of writing the same notebooks and pages at once. MAKE_LOCK names the lock file.
 MAKE_LOCK ?= build/make.lock
-LOCKED_GOALS := venv data models real-model notebooks book book-student assignments test unit lint bench clean clean-book \
+LOCKED_GOALS := venv data models real-model notebooks book book-student assignments test test-unit unit lint bench clean clean-book \
   $(NOTEBOOKS:%=nb-%)
 ifeq ($(UNLEARNING_MAKE_LOCK),)
 WANTS_LOCK := $(filter $(LOCKED_GOALS),$(MAKECMDGOALS))
@@ -216,16 +216,23 @@ bench: $(INSTALLED) models/mini/manifest.json $(REAL_MODEL) ## the performance h
 lint: $(INSTALLED) ## ruff over the library, the tests, the harness and the notebooks (settings in pyproject.toml)
 	$(BIN)/ruff check src tests perf notebooks
 
-unit: $(INSTALLED) ## unit and integration tests only (the real-model tests skip without models/real)
+# the unit tests run in this many processes (pytest-xdist, a test file per process at a time), each with
+# one torch thread, so that they share the cores instead of fighting over them (two processes of two
+# threads each on two cores slow each other down tenfold); the smoke book then has the machine to itself
+TEST_WORKERS ?= 2
+# the fast layer: each package's own tests, in this process (no command started, tiny models at most a
+# few steps); tests/system starts processes, kills them and runs the real model
+FAST_TESTS := tests/unlearning tests/laboratory tests/experiments tests/classroom
+
+test-unit: $(INSTALLED) ## the fast layer: each package's tests (tests/<package>), about a minute on two cores
+	env OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(FAST_TESTS) -n $(TEST_WORKERS) --dist loadfile --durations=10
+
+unit: $(INSTALLED) ## the packages' and the system tests (the real-model tests skip without models/real)
 	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/built
 
 # make test's phases, each timed; the times are printed at the end (and kept in TEST_TIMES)
 TEST_TIMES := build/test-times.txt
 TIMED := bash tests/timed.sh $(TEST_TIMES)
-# the unit tests run in this many processes (pytest-xdist, a test file per process at a time), each with
-# one torch thread, so that they share the cores instead of fighting over them (two processes of two
-# threads each on two cores slow each other down tenfold); the smoke book then has the machine to itself
-TEST_WORKERS ?= 2
 
 test: ## unit tests (the real model included), every notebook, both editions of the book at the smoke profile, its pages in a browser
 	@rm -f $(TEST_TIMES)

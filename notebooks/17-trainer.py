@@ -32,7 +32,7 @@
 #   and a batch, for any `compute_loss`.
 #
 # Nothing here changes how the model, the tokenizer or the datasets are built. Each piece calls the
-# very function our engine calls, and `tests/unit/test_hf.py` runs transformers' real `Trainer` beside
+# very function our engine calls, and `tests/unlearning/test_hf.py` runs transformers' real `Trainer` beside
 # our engine on the same data and settings: the losses of every step, the step the rule stops at and
 # every weight agree (to the bit on one machine; the tests allow 1e-6), for every update rule, with
 # gradient accumulation, and under `accelerate launch` with two processes

@@ -6,8 +6,10 @@ import pytest
 
 from unlearning.data import encode_qa_split, load_split
 from unlearning.models import TrainConfig, build_model, train_causal_lm, train_tokenizer
-from laboratory.learning import tokenizer_texts
+from laboratory.learning import LearnPlan, learn, tokenizer_texts
 from laboratory.world import generate
+
+from helpers import TINY_PLAN
 
 # A shell that starts a job in the background (`make test &`, a CI runner's wrapper) sets SIGINT to
 # "ignore", and an ignored signal stays ignored across exec: the Ctrl-C tests' children would then
@@ -48,3 +50,11 @@ def target(tokenizer, target_state):
     model = build_model("xs", tokenizer, seed=0)
     model.load_state_dict(target_state)
     return model.eval()
+
+
+@pytest.fixture(scope="module")
+def learned(world, tmp_path_factory):
+    """The models of TINY_PLAN learned once per test module, and their manifest."""
+    out = tmp_path_factory.mktemp("models")
+    manifest = learn(LearnPlan.from_dict(TINY_PLAN), world, out, log=lambda _: None)
+    return out, manifest

@@ -72,3 +72,8 @@ def site_without_extras(tmp_path: Path) -> Path:
         if _distribution(entry.name) not in EXTRAS_ONLY and entry.suffix != ".pth":
             (core / entry.name).symlink_to(entry)
     return core
+
+
+# a learning plan of one size, one epoch each: the learning tests' models (the `learned` fixture)
+TINY_PLAN = {"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
+             "finetune": {"epochs": 1, "batch_size": 64}, "main_oracles": [], "muse": ["muse-news"], "vocab_size": 512}

@@ -1,4 +1,4 @@
-"""The Trainer subclasses and data the Hugging Face drop-in tests share (tests/unit/test_hf.py and the
+"""The Trainer subclasses and data the Hugging Face drop-in tests share (tests/unlearning/test_hf.py and the
 two-process worker tests/system/hf_worker.py): an OpenUnlearning-style GradDiff with gradient
 synthesis, a MASC trainer, and the engine-ordered datasets (`unlearning.hf.engine_pairs`)."""
 

@@ -95,7 +95,7 @@ def solutions_notebook(master):
 
 def _mistakes_markdown(names: set[str], assignment: str) -> str:
     lines = ["**What the grader catches** (each listed wrong implementation loses the exercise's points; "
-             "`tests/grading/test_classroom.py` proves it):", ""]
+             "`tests/classroom/test_classroom.py` proves it):", ""]
     for exercise in EXERCISES:
         if exercise.assignment == assignment and exercise.name in names:
             lines.append(f"- Exercise {exercise.key} ({exercise.title}): {'; '.join(exercise.mistakes)}.")

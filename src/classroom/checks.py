@@ -8,7 +8,7 @@ this file as it is.
 
 Each check returns the hint to show when it fails (None when it passes). The hand-derived values
 in the checks are worked out in their comments; every listed typical mistake is caught by at least
-one check (tests/grading/test_classroom.py proves it with a wrong implementation per mistake).
+one check (tests/classroom/test_classroom.py proves it with a wrong implementation per mistake).
 """
 
 from __future__ import annotations

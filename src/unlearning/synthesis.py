@@ -28,7 +28,7 @@ from unlearning.choices import RULES
 
 PCGRAD_EPS = 1e-10
 # `conflicts` uses the sign product up to SIGN_PRODUCT_UP_TO coordinates and comparisons above (a
-# real model's embedding): a speed choice only, the values are equal either way (tests/unit/test_synthesis.py)
+# real model's embedding): a speed choice only, the values are equal either way (tests/unlearning/test_synthesis.py)
 SIGN_PRODUCT_UP_TO = 1 << 22
 
 

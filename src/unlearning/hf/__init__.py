@@ -4,7 +4,7 @@ For engineers who already train with `transformers.Trainer` (or OpenUnlearning, 
 `Trainer` subclasses reading `inputs["forget"]` and `inputs["retain"]`). The conventions are TRL's:
 settings in a `TrainingArguments` subclass, behaviour in a mixin and a callback, nothing that changes
 how the model, tokenizer or datasets are built. Each piece calls the same function as our engine, and
-`tests/unit/test_hf.py` runs the real `Trainer` beside `engine.unlearn` and compares them step by step.
+`tests/unlearning/test_hf.py` runs the real `Trainer` beside `engine.unlearn` and compares them step by step.
 
     from unlearning.hf import GradientSynthesisMixin, MascStopCallback, UnlearningArguments, masc_forget_loss
 

@@ -5,7 +5,7 @@ A recipe is one YAML file beside this module, one per paper and benchmark (`masc
 the optimiser (rate, weight decay and its groups, schedule, clipping, batch), the warm-up, the
 budget, the stopping rule, LoRA, the corpus packing and the method's settings, and `sources` gives,
 for every value, the official file and flag (or the paper section) it comes from; a value the
-official code does not release says so, with the choice made. `tests/unit/test_recipes.py` pins every
+official code does not release says so, with the choice made. `tests/unlearning/test_recipes.py` pins every
 value against a table written out from the official scripts.
 
     recipe = load("masc/tofu")

@@ -7,13 +7,10 @@ fused AdamW and clipping are torch's, as the engine's), so they agree to the bit
 the tests allow 1e-6 on every weight, a thousandth of one step's move at rate 1e-3, so they stay
 true where a library's reduction order differs and still fail on any wrong update, batch or stop."""
 
-import subprocess
-import sys
 
 import pytest
 import torch
 
-from helpers import site_without_extras
 from hf_trainers import GradDiff, Masc, arguments, collators, engine_order, engine_pairs
 from unlearning.engine import OptimConfig, unlearn
 from unlearning.hf import MascStopCallback, UnlearningArguments, masc_forget_loss, masc_settings
@@ -174,22 +171,3 @@ def test_a_bad_configuration_fails_at_construction_with_one_line(target, tokeniz
     with pytest.raises(ValueError) as error:
         MascStopCallback(splits["forget10"][:2], pad_token_id=0, settings={"competitors": "teacher"})
     assert "pass reference=" in _one_line(error)
-
-
-def test_the_drop_ins_import_with_no_extras(tmp_path):
-    """`unlearning.hf` needs only the package's own dependencies: a Python whose site folder holds
-    every installed package but the extras' (and their metadata; a planted `import matplotlib`
-    fails here) imports the callback, the loss and the mixin."""
-    from pathlib import Path
-
-    core = site_without_extras(tmp_path)
-    src = Path(__file__).parents[2] / "src"
-    code = (
-        "from unlearning.hf import GradientSynthesisMixin, MascStopCallback, UnlearningArguments, masc_forget_loss\n"
-        "import importlib.util, transformers\n"
-        "transformers.Trainer, transformers.TrainerCallback\n"
-        "assert importlib.util.find_spec('matplotlib') is None and importlib.util.find_spec('peft') is None\n"
-        "print('ok')\n")
-    done = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path[:0] = [{str(src)!r}, {str(core)!r}]\n" + code],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

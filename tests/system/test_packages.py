@@ -126,3 +126,57 @@ def test_imports_stand_at_the_top_of_each_module_unless_its_head_says_why():
     assert _unexplained_function_imports({"planted.py": planted}) == ["planted.py:5"]
     explained = f"{LAZY_IMPORTS_MARKER} the command's fast start\n" + planted
     assert _unexplained_function_imports({"planted.py": explained}) == []
+
+
+TESTS = SRC.parent / "tests"
+PACKAGES = ("unlearning", "laboratory", "experiments", "classroom")
+# modules whose behaviour shows only through whole processes or chapters: the file that runs them (under
+# the repository; it must exist and name the module); every other module with logic has
+# tests/*/test_<name>*.py (the classroom's modules: tests/classroom/test_classroom.py)
+TESTED_BY = {
+    "experiments/cli.py": ("tests/system/test_cli_startup.py", "experiments.cli"),
+    "laboratory/cli.py": ("tests/system/test_cli_startup.py", "laboratory.cli"),
+    "classroom/cli.py": ("tests/classroom/test_classroom.py", "classroom"),
+    "experiments/execution.py": ("tests/system/test_interruption_chapter.py", "experiments execute"),
+    "experiments/lab.py": ("tests/experiments/test_protocol.py", "experiments.lab"),
+    "experiments/makelock.py": ("tests/built/test_make.py", "lock"),
+    "experiments/own_trainer.py": ("notebooks/17-trainer.py", "experiments.own_trainer"),
+    "experiments/parameters.py": ("tests/system/test_bad_input.py", "experiments.parameters"),
+    "experiments/plotting.py": ("tests/system/test_reliability.py", "experiments.plotting"),
+    "laboratory/gates.py": ("tests/laboratory/test_learning.py", "laboratory.gates"),
+    "unlearning/failpoints.py": ("tests/system/test_interruption_runs.py", "unlearning.failpoints"),
+    "unlearning/fetch.py": ("tests/system/test_real_model.py", "unlearning.fetch"),
+    "unlearning/protocol.py": ("tests/experiments/test_protocol.py", "Protocol"),
+}
+
+
+def _has_logic(path: Path) -> bool:
+    """Does a module define a function or a class (a package's docstring, or constants, do not count)?"""
+    return any(isinstance(node, (ast.FunctionDef, ast.ClassDef)) for node in ast.parse(path.read_text()).body)
+
+
+def _modules_without_tests(modules: list[str], test_files: list[Path]) -> list[str]:
+    """The modules (paths under src/) with neither a test file named after them (or after their
+    sub-package: test_metrics*.py for metrics/) nor an entry in TESTED_BY."""
+    names = [f.stem for f in test_files]
+    missing = []
+    for module in modules:
+        parts = Path(module).with_suffix("").parts
+        own = [p for p in parts[1:] if p != "__init__"] + [parts[0]]
+        covered = any(name.startswith(f"test_{part}") for name in names for part in own)
+        if not covered and module not in TESTED_BY:
+            missing.append(module)
+    return missing
+
+
+def test_every_module_with_logic_has_its_tests():
+    """Issue 46 part 4: a unit test file for every module with logic (or, for what shows only in a
+    whole process, the system test that runs it); a planted module without tests is found."""
+    modules = sorted(str(p.relative_to(SRC)) for package in PACKAGES for p in (SRC / package).rglob("*.py")
+                     if _has_logic(p))
+    test_files = list(TESTS.rglob("test_*.py"))
+    assert _modules_without_tests(modules, test_files) == []
+    for module, (test_file, token) in TESTED_BY.items():
+        assert (SRC / module).is_file(), module
+        assert token in (SRC.parent / test_file).read_text(), (module, test_file, token)
+    assert _modules_without_tests([*modules, "unlearning/planted.py"], test_files) == ["unlearning/planted.py"]

@@ -7,12 +7,10 @@ import torch
 
 from laboratory.gates import verdicts
 from unlearning.data import QA_PROMPT, load_split
-from laboratory.learning import JOB_THREADS, LearnPlan, learn, qa_pairs, tokenizer_texts, torch_threads
+from laboratory.learning import LearnPlan, learn, qa_pairs, tokenizer_texts, torch_threads
 from unlearning.models import TrainConfig, load_model
 
-TINY = {"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
-        "finetune": {"epochs": 1, "batch_size": 64}, "main_oracles": [], "muse": ["muse-news"], "vocab_size": 512}
-
+from helpers import TINY_PLAN as TINY
 
 def test_plan_orders_parents_first_and_validates():
     plan = LearnPlan.from_dict({"sizes": ["xs", "s"], "main_size": "s"})
@@ -23,13 +21,6 @@ def test_plan_orders_parents_first_and_validates():
                              ({"oracles": ["retain50"]}, "unknown split"), ({"epochs": 3}, "unknown key 'epochs'")]:
         with pytest.raises(ValueError, match=message):
             LearnPlan.from_dict(options)
-
-
-@pytest.fixture(scope="module")
-def learned(world, tmp_path_factory):
-    out = tmp_path_factory.mktemp("models")
-    manifest = learn(LearnPlan.from_dict(TINY), world, out, log=lambda _: None)
-    return out, manifest
 
 
 def test_learn_writes_every_model_with_gates(learned, world):
@@ -86,25 +77,6 @@ def test_a_part_learns_only_its_jobs(learned, world, tmp_path):
     assert learn(with_real, world, out, log=lambda _: None, part="lab") == manifest  # the real jobs left alone
     with pytest.raises(ValueError, match="part must be one of all, lab, real"):
         learn(plan, world, tmp_path, part="both")
-
-
-def test_parallel_workers_give_the_same_models_as_one(learned, world, tmp_path):
-    """Every job trains with JOB_THREADS threads, in a worker or not: same thread count, same
-    machine, same seed, so the models are bit-identical (the promise PyTorch makes)."""
-    out, manifest = learned
-    messages = []
-    parallel = learn(LearnPlan.from_dict(TINY), world, tmp_path, log=messages.append, workers=2)
-    assert {name: entry["key"] for name, entry in parallel.items()} == {name: entry["key"] for name, entry in manifest.items()}
-    assert sum(m.startswith("learned") for m in messages) == len(manifest)
-    base_done = next(i for i, m in enumerate(messages) if m.startswith("learned base-xs in"))
-    assert base_done < messages.index("learning tofu/target-xs ...")  # a child starts after its parent is saved
-    for name in manifest:
-        a, b = load_model(out / name), load_model(tmp_path / name)
-        assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters())), name
-        assert parallel[name]["gates"] == manifest[name]["gates"], name
-        assert json.loads((tmp_path / name / "learning.json").read_text())["threads"] == JOB_THREADS
-    with pytest.raises(ValueError, match="workers must be >= 1"):
-        learn(LearnPlan.from_dict(TINY), world, tmp_path, workers=0)
 
 
 def test_learning_does_not_depend_on_the_callers_thread_count(learned, world, tmp_path):
