@@ -33,13 +33,14 @@ ASSIGNMENT_PAGES := book/generated/assignments/.pages
 # numbers only for one thread count). Chapters that read each other's runs execute one after another in
 # a chain (the TOFU chapters; WMDP's two), so no run is computed twice at once. Chain B starts once the
 # real checkpoint's fine-tunes are learned (chapter 14, the longest, reads them and no laboratory
-# model); chain A once the laboratory's models are; the chains are balanced by the mini profile's
-# times. `make nb-NAME` runs one chapter alone; at paper scale (one GPU) one chapter at a time.
+# model) and holds it alone: it is the critical path at every profile (the real fine-tunes, then the
+# longest chapter), so chain A, which starts once the laboratory's models are, takes every other
+# chapter, the two that read both parts' manifests (03, 17) last. `make nb-NAME` runs one chapter alone; at paper scale (one GPU) one chapter at a time.
 CHAPTER_JOBS ?= $(if $(filter paper,$(PROFILE)),1,2)
 CHAPTER_THREADS ?= 1
 CHAIN_A := 01-pipeline 02-world 04-margin 05-stopping 06-tofu 08-scale 09-quantization 16-beyond 11-wmdp \
-  10-geometry 07-muse 13-paper-scale 12-rwku 90-api 15-rwku-real
-CHAIN_B := 14-tofu-real 03-learning 17-trainer
+  10-geometry 07-muse 13-paper-scale 12-rwku 90-api 15-rwku-real 03-learning 17-trainer
+CHAIN_B := 14-tofu-real
 # the chapters that read the real checkpoint's fine-tunes and no laboratory model
 REAL_CHAPTERS := 14-tofu-real
 # goals that execute every chapter get the jobs and the chains (`make nb-NAME` runs that chapter alone)
