@@ -180,3 +180,25 @@ def test_every_module_with_logic_has_its_tests():
         assert (SRC / module).is_file(), module
         assert token in (SRC.parent / test_file).read_text(), (module, test_file, token)
     assert _modules_without_tests([*modules, "unlearning/planted.py"], test_files) == ["unlearning/planted.py"]
+
+
+MOST_LONG_FUNCTIONS = 5  # issue 46: at most this many functions of the library over 40 lines
+
+
+def _long_functions(files: dict[str, str], longest: int = 40) -> list[str]:
+    """`path:name (lines)` of every function over `longest` lines, decorators left out."""
+    return sorted(f"{path}:{node.name} ({node.end_lineno - node.lineno + 1})" for path, source in files.items()
+                  for node in ast.walk(ast.parse(source))
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= longest)
+
+
+def test_the_library_has_few_long_functions():
+    """A function over 40 lines is a place to split; the library keeps at most five (the engine's
+    loop, the run, TOFU's suite, the restricted margin). A planted sixth breaks the limit."""
+    files = {str(p.relative_to(SRC)): p.read_text() for p in (SRC / "unlearning").rglob("*.py")}
+    long = _long_functions(files)
+    assert len(long) <= MOST_LONG_FUNCTIONS, long
+    body = "".join(f"    x{i} = {i}\n" for i in range(40))
+    planted = {f"planted{i}.py": f"def f{i}():\n{body}" for i in range(MOST_LONG_FUNCTIONS + 1 - len(long))}
+    assert _long_functions({**files, **planted})[MOST_LONG_FUNCTIONS:]
+    assert _long_functions({"short.py": "def f():\n" + "".join(f"    x{i} = {i}\n" for i in range(39))}) == []
