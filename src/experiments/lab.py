@@ -1,5 +1,5 @@
 """The book's laboratory bench: a profile's data, models and run store, under the protocol every
-chapter shares (`unlearning.protocol`), so runs match (and are reused) across chapters and the
+chapter shares (`experiments.protocol`), so runs match (and are reused) across chapters and the
 command line.
 
 A chapter asks for "NPO on tofu forget05 from target-s"; `Lab.run` builds the run's
@@ -24,7 +24,9 @@ from unlearning.engine import steps_for_epochs
 from unlearning.evaluate import DivergedMetrics, evaluate, is_evaluated
 from unlearning.metrics.likelihood import answer_probability
 from unlearning.models import copy_tokenizer_files, has_tokenizer, load_model, load_tokenizer, save_model
-from unlearning.protocol import Protocol, eval_config  # the shared protocol; chapters import it from here too
+from unlearning.benchmarks import eval_config
+
+from experiments.protocol import Protocol  # the shared protocol; chapters import it (and eval_config) from here too
 from unlearning.quantize import code_book, quantize_model
 from unlearning.recipes import PAPER_SCALE, Changes, Recipe, Scale, laboratory_scale, learned_rate, scaled
 from unlearning.recipes import load as load_recipe

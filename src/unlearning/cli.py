@@ -189,14 +189,13 @@ def _recipe_run_name(recipe, method: str | None, rule: str | None) -> str:
 def _recipe_run(args, recipe):
     """The recipe's run the arguments name: the book's protocol's run of `--method` (by its
     stopping kind), or the recipe's run of `--method` and `--rule`."""
-    from unlearning.protocol import Protocol
-    from unlearning.recipes import PROTOCOL
+    from unlearning.recipes import PROTOCOL, protocol_run
 
     if recipe.name != PROTOCOL:
         return recipe.run(_recipe_run_name(recipe, args.method, args.rule))
     if args.method is None:
         raise ValueError("--method is required (or give --recipe)")
-    return Protocol().recipe_run(args.method, args.stop)
+    return protocol_run(args.method, args.stop)
 
 
 def _changes(args, processes: int):
@@ -296,7 +295,7 @@ def cmd_unlearn(args) -> int:
 
 def cmd_evaluate(args) -> None:
     from unlearning.evaluate import evaluate
-    from unlearning.protocol import eval_config
+    from unlearning.benchmarks import eval_config
     from unlearning.models import check_model
     from unlearning.runtime import Runtime
 

@@ -146,7 +146,6 @@ TESTED_BY = {
     "laboratory/gates.py": ("tests/laboratory/test_learning.py", "laboratory.gates"),
     "unlearning/failpoints.py": ("tests/system/test_interruption_runs.py", "unlearning.failpoints"),
     "unlearning/fetch.py": ("tests/system/test_real_model.py", "unlearning.fetch"),
-    "unlearning/protocol.py": ("tests/experiments/test_protocol.py", "Protocol"),
 }
 
 

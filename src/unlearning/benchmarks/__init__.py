@@ -7,6 +7,7 @@ oracle rule. Adding a benchmark is one new module and one line in `REGISTRY`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from unlearning.benchmarks.base import Benchmark, base_name, model_name
@@ -47,10 +48,21 @@ def evaluated_benchmarks() -> list[str]:
     return [name for name, b in REGISTRY.items() if b.suite is not None]
 
 
+def eval_config(benchmark: str, forget_split: str | None = None, **changes) -> EvalConfig:
+    """The evaluation config of a benchmark's forget split, where it has several to choose from
+    (`Benchmark.forget_splits`; TOFU: forget01/05/10); other benchmarks ignore `forget_split`."""
+    choices = get_benchmark(benchmark).forget_splits
+    if not (forget_split and choices):
+        return replace(EvalConfig(), **changes)
+    if forget_split not in choices:
+        raise ValueError(f"forget split of {benchmark} must be one of {', '.join(choices)}; got {forget_split!r}")
+    return replace(EvalConfig(forget_split=forget_split), **changes)
+
+
 def load(benchmark: str, source: str | Path, split: str, mirror: str | Path | None = None) -> list[dict]:
     """Records of a split of a registered benchmark, schema-checked (local folder or hub name)."""
     return get_benchmark(benchmark).load(source, split, mirror)
 
 
-__all__ = ["Benchmark", "EvalConfig", "REGISTRY", "base_name", "evaluated_benchmarks", "get_benchmark", "load",
+__all__ = ["Benchmark", "EvalConfig", "REGISTRY", "base_name", "eval_config", "evaluated_benchmarks", "get_benchmark", "load",
            "model_name", "unlearning_benchmarks"]

@@ -29,6 +29,7 @@ from pathlib import Path
 import yaml
 
 from unlearning.engine import OptimConfig, steps_for_epochs
+from unlearning.methods import get_method
 from unlearning.records import read_json
 from unlearning.runs import RunSpec
 from unlearning.stopping import StopConfig
@@ -302,7 +303,14 @@ def names() -> list[str]:
     return sorted(str(p.relative_to(RECIPES_DIR).with_suffix("")) for p in RECIPES_DIR.glob("*/*.yaml"))
 
 
-PROTOCOL = "book/protocol"  # the book's shared protocol (`protocol.Protocol`), `unlearning unlearn`'s default
+PROTOCOL = "book/protocol"  # the book's shared protocol, `unlearning unlearn`'s default (`protocol_run`)
+
+
+def protocol_run(method: str, stop_kind: str | None = None) -> RunRecipe:
+    """The book's protocol's run of `method` (the recipe `book/protocol`): the file's run of the
+    stopping kind `stop_kind`, the method's own when None (violation for MASC, fixed otherwise)."""
+    kind = StopConfig(stop_kind or get_method(method).default_stop).kind  # checked once, by StopConfig
+    return replace(load(PROTOCOL).run(kind), method=method)
 
 
 def load(name: str) -> Recipe:

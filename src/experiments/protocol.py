@@ -1,6 +1,6 @@
-"""The book's shared protocol (the recipe `book/protocol`): the settings every run without a
-paper's recipe uses (the `unlearning unlearn` command's default, and the chapters' comparisons
-beyond the papers), and the evaluation config of a benchmark's forget split.
+"""The book's shared protocol (the recipe `book/protocol`, also the `unlearning unlearn` command's
+default): the settings every run without a paper's recipe uses in the chapters' comparisons beyond
+the papers, which a chapter varies.
 
 A paper's recipe (`unlearning.recipes`) is that paper's own run; the protocol is the one budget
 and rate the book gives every method where it compares them on equal terms (masc.md s. 12-13).
@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from unlearning.benchmarks import EvalConfig, get_benchmark
-from unlearning.methods import get_method
-from unlearning.recipes import PAPER_SCALE, PROTOCOL, Changes, RunRecipe, build_spec, load
+from unlearning.recipes import PAPER_SCALE, PROTOCOL, Changes, RunRecipe, build_spec, load, protocol_run
 from unlearning.runs import RunSpec
 from unlearning.stopping import StopConfig
 
@@ -53,11 +51,11 @@ class Protocol:
     def recipe_run(self, method: str, stop_kind: str | None = None) -> RunRecipe:
         """The protocol's run of `method`: the recipe file's run of its stopping kind (the
         method's own when None), with this protocol's rate, batch, budget and tolerance."""
-        kind = StopConfig(stop_kind or get_method(method).default_stop).kind  # checked once, by StopConfig
-        run = _RECIPE.run(kind)
+        run = protocol_run(method, stop_kind)
+        kind = run.stop["kind"]
         budget = {"steps": self.cap} if kind == "violation" else {**run.budget, "epochs": self.epochs}
         stop = {**run.stop, "tolerance": self.tolerance} if kind == "violation" else run.stop
-        return replace(run, method=method, optim={**run.optim, "lr": self.lr, "batch_size": self.batch_size},
+        return replace(run, optim={**run.optim, "lr": self.lr, "batch_size": self.batch_size},
                        budget=budget, stop=stop)
 
     def spec(self, benchmark: str, method: str, model: str | Path, n_forget: int, *,
@@ -71,13 +69,3 @@ class Protocol:
         return build_spec(self.recipe_run(method, kind), benchmark, model, PAPER_SCALE, n_forget=n_forget,
                           n_retain=n_forget, changes=Changes(**{"seed": self.seed, **given, **changes}))
 
-
-def eval_config(benchmark: str, forget_split: str | None = None, **changes) -> EvalConfig:
-    """The evaluation config of a benchmark's forget split, where it has several to choose from
-    (`Benchmark.forget_splits`; TOFU: forget01/05/10); other benchmarks ignore `forget_split`."""
-    choices = get_benchmark(benchmark).forget_splits
-    if not (forget_split and choices):
-        return replace(EvalConfig(), **changes)
-    if forget_split not in choices:
-        raise ValueError(f"forget split of {benchmark} must be one of {', '.join(choices)}; got {forget_split!r}")
-    return replace(EvalConfig(forget_split=forget_split), **changes)
