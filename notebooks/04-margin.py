@@ -50,7 +50,7 @@ from unlearning.data import collate
 from unlearning.margin import tau_from_rho, violation_rate
 from unlearning.methods import MASC_DEFAULTS
 from experiments.tables import proposition1_summary, proposition1_table, violation_grid
-from unlearning.metrics.memorization import sequence_margins
+from experiments.memorization import sequence_margins
 from unlearning.models import load_model
 from experiments.plotting import plot_margin_histograms, plot_proposition1, plot_violation_knobs, use_book_style
 from experiments.presentation import glue

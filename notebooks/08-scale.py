@@ -44,12 +44,12 @@ check_parameters("08-scale", globals())  # every parameter, before any work: one
 import matplotlib.pyplot as plt
 from IPython.display import Markdown
 
-from experiments.tables import show_recipe
 from experiments.comparison import SCALE_COLUMNS, ScaleVerdicts, every_number, scale_comparison
-from unlearning.models import SIZES
+from experiments.lab import Lab, tofu_target
 from experiments.plotting import plot_against_size, use_book_style
 from experiments.presentation import glue
-from experiments.lab import Lab, tofu_target
+from experiments.tables import show_recipe
+from laboratory.family import SIZES
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)

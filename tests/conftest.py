@@ -4,10 +4,10 @@ import signal
 
 import pytest
 
-from unlearning.data import encode_qa_split, load_split
-from unlearning.models import TrainConfig, build_model, train_causal_lm, train_tokenizer
+from laboratory.family import TrainConfig, build_model, train_causal_lm, train_tokenizer
 from laboratory.learning import LearnPlan, learn, tokenizer_texts
 from laboratory.world import generate
+from unlearning.data import encode_qa_split, load_split
 
 from helpers import TINY_PLAN
 

@@ -90,7 +90,7 @@ def _rules() -> tuple:
 
 
 def _sizes() -> tuple:
-    from unlearning.models import SIZES
+    from laboratory.family import SIZES
 
     return tuple(SIZES)
 

@@ -20,17 +20,8 @@ import pandas as pd
 from experiments import verdicts
 from experiments.claims import CANNOT_TELL, record
 from experiments.comparison import TOFU_COLUMNS, axis_differences, model_row, oracle_row
-from experiments.intervals import (
-    Estimate,
-    binomial_half_width,
-    floored,
-    from_table,
-    items_of,
-    mean_items,
-    metric_difference,
-    time_ratio,
-    with_seeds,
-)
+from experiments.intervals import (Estimate, binomial_half_width, floored, from_table, items_of, mean_items,
+                                  metric_difference, time_ratio, with_seeds)
 from experiments.lab import Lab, Protocol, tofu_recipe, tune_rmu
 from laboratory.world.real_facts import candidates
 from unlearning.benchmarks import get_benchmark

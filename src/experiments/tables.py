@@ -9,7 +9,7 @@ import torch
 from IPython.display import Markdown, display
 
 from unlearning.margin import tau_from_rho, violation_rate
-from unlearning.metrics.memorization import proposition1_rows, sequence_margins
+from experiments.memorization import proposition1_rows, sequence_margins
 from unlearning.recipes import PAPER_SCALE, Recipe, RunRecipe, Scale, load, scaled
 
 

@@ -30,25 +30,14 @@ from pathlib import Path
 
 import torch
 
+from laboratory.family import SIZES, TrainConfig, build_model, size_info, train_causal_lm, train_tokenizer
 from laboratory.gates import gates_version, run_gates
 from unlearning.benchmarks import base_name, get_benchmark, model_name
 from unlearning.benchmarks.muse import CORPORA as MUSE_CORPORA
 from unlearning.benchmarks.tofu import retain_split
 from unlearning.choices import LEARN_PARTS
 from unlearning.data import QA_PROMPT, encode_qa_split, encode_text, load_split
-from unlearning.models import (
-    SIZES,
-    TrainConfig,
-    build_model,
-    copy_tokenizer_files,
-    count_parameters,
-    load_model,
-    load_tokenizer,
-    save_model,
-    size_info,
-    train_causal_lm,
-    train_tokenizer,
-)
+from unlearning.models import copy_tokenizer_files, count_parameters, load_model, load_tokenizer, save_model
 from unlearning.records import write_json
 from unlearning.runtime import configure_process
 from unlearning.store import code_key, content_key, file_hash, weights_hash

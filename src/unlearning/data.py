@@ -242,22 +242,3 @@ def idk_records(records: Sequence[dict], seed: int = 0) -> list[dict]:
     generator = torch.Generator().manual_seed(seed)
     picks = torch.randint(len(IDK_ANSWERS), (len(records),), generator=generator).tolist()
     return [{**record, "answer": IDK_ANSWERS[i]} for record, i in zip(records, picks)]
-
-
-def bucketed_batches(examples: Sequence[Encoded], batch_size: int, pad_token_id: int, generator: torch.Generator,
-                     pool: int = 8):
-    """One shuffled epoch in batches of similar length (less padding, same examples).
-
-    A random permutation is cut into pools of `pool` batches; each pool is sorted by length and
-    cut into batches, and the batches of the epoch are shuffled again (`pool=1`: the batches of
-    a plain shuffle, in shuffled order).
-    """
-    if pool < 1:
-        raise ValueError(f"pool must be >= 1, got {pool}")
-    order = torch.randperm(len(examples), generator=generator).tolist()
-    chunks = []
-    for start in range(0, len(order), batch_size * pool):
-        part = sorted(order[start:start + batch_size * pool], key=lambda i: len(examples[i].input_ids))
-        chunks += [part[i:i + batch_size] for i in range(0, len(part), batch_size)]
-    for index in torch.randperm(len(chunks), generator=generator).tolist():
-        yield collate([examples[i] for i in chunks[index]], pad_token_id)

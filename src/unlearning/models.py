@@ -1,73 +1,24 @@
-"""Models: the tiny Qwen2 family, its tokenizer, the learning stage, and loading checkpoints.
+"""Models: loading, checking and saving checkpoints, their tokenizers, and LoRA adapters.
 
-The MASC scale study uses Qwen2.5 0.5B-7B. On a CPU we keep the architecture
-(transformers' `Qwen2ForCausalLM`, tied embeddings like Qwen2.5-0.5B) and shrink it. Models
-are saved with `save_pretrained` (safetensors) exactly as a real checkpoint, so the same
-`load_model` serves a folder written here and a hub name such as `Qwen/Qwen2.5-0.5B-Instruct`.
-The tokenizer lives in its own folder and is loaded as `PreTrainedTokenizerFast`.
+Models are saved with `save_pretrained` (safetensors) exactly as a real checkpoint, so the same
+`load_model` serves a folder written here (a run's model, the laboratory's family in
+`laboratory.family`) and a hub name such as `Qwen/Qwen2.5-0.5B-Instruct`; remote code never runs.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 from safetensors import safe_open
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast, Qwen2ForCausalLM
 from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
-from unlearning.data import Encoded, bucketed_batches
 from unlearning.failpoints import reached
-from unlearning.progress import progress
-from unlearning.runtime import own_random_state
 from unlearning.store import weight_files, weights_hash
-
-EOS_TOKEN, PAD_TOKEN = "<|endoftext|>", "<|pad|>"
-
-
-@dataclass(frozen=True)
-class ModelSize:
-    """Shape of one member of the tiny family (head_dim = hidden // heads)."""
-
-    hidden: int
-    layers: int
-    intermediate: int
-    heads: int
-    kv_heads: int
-
-
-# about 0.16M, 0.53M, 1.6M and 2.8M parameters with a 2,048-token vocabulary (18x span); the
-# largest is sized so that `make models` (PROFILE=mini) trains all 18 models in about a quarter
-# of an hour on 2 cores (with a 5.2M-parameter largest size it took over 20 minutes)
-SIZES: dict[str, ModelSize] = {
-    "xs": ModelSize(hidden=48, layers=2, intermediate=144, heads=4, kv_heads=2),
-    "s": ModelSize(hidden=96, layers=3, intermediate=288, heads=4, kv_heads=2),
-    "m": ModelSize(hidden=160, layers=4, intermediate=480, heads=4, kv_heads=2),
-    "l": ModelSize(hidden=224, layers=4, intermediate=640, heads=8, kv_heads=4),
-}
-
-
-def train_tokenizer(texts: Sequence[str], vocab_size: int, out_dir: Path) -> PreTrainedTokenizerFast:
-    """Train a byte-level BPE tokenizer on `texts` and save it in its own folder."""
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=[EOS_TOKEN, PAD_TOKEN], show_progress=False,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    tokenizer.train_from_iterator(list(texts), trainer=trainer)
-    wrapped = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token=EOS_TOKEN, pad_token=PAD_TOKEN)
-    save_folder_atomically(out_dir, wrapped.save_pretrained)
-    return wrapped
 
 
 def looks_local(name_or_path: str | Path) -> bool:
@@ -91,77 +42,9 @@ def load_tokenizer(name_or_path: str | Path):
     return AutoTokenizer.from_pretrained(str(name_or_path), trust_remote_code=False)
 
 
-def build_model(size: str, tokenizer: PreTrainedTokenizerFast, max_positions: int = 256, seed: int = 0) -> Qwen2ForCausalLM:
-    """A freshly initialised tiny Qwen2 of the named size, in float32."""
-    if size not in SIZES:
-        raise ValueError(f"size must be one of {', '.join(SIZES)}; got {size!r}")
-    shape = SIZES[size]
-    config = Qwen2Config(
-        vocab_size=len(tokenizer), hidden_size=shape.hidden, num_hidden_layers=shape.layers,
-        intermediate_size=shape.intermediate, num_attention_heads=shape.heads,
-        num_key_value_heads=shape.kv_heads, max_position_embeddings=max_positions,
-        tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.eos_token_id, rope_theta=10000.0, attention_dropout=0.0,
-    )
-    with own_random_state(seed):
-        return Qwen2ForCausalLM(config).float()
-
-
 def count_parameters(model: torch.nn.Module) -> int:
     """Number of distinct parameters (tied embeddings counted once)."""
     return sum(p.numel() for p in model.parameters())
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Learning-stage optimisation: AdamW with linear warm-up and cosine decay."""
-
-    epochs: int = 10
-    lr: float = 3e-3
-    batch_size: int = 16
-    weight_decay: float = 0.01
-    warmup_fraction: float = 0.05
-    seed: int = 0
-    length_pool: int = 8   # batches sorted by length together (1: plain shuffle); see data.bucketed_batches
-
-    def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1:
-            raise ValueError(f"epochs and batch_size must be >= 1; got {self.epochs}, {self.batch_size}")
-        if self.length_pool < 1:
-            raise ValueError(f"length_pool must be >= 1; got {self.length_pool}")
-        if not self.lr > 0 or not 0 <= self.warmup_fraction < 1:
-            raise ValueError(f"lr must be > 0 and warmup_fraction in [0, 1); got {self.lr}, {self.warmup_fraction}")
-
-
-def train_causal_lm(model: Qwen2ForCausalLM, examples: Sequence[Encoded], config: TrainConfig, pad_token_id: int) -> list[float]:
-    """Fine-tune (or pretrain) on tokenised examples; returns the mean loss of every epoch.
-    Batches come from a generator seeded with `config.seed`; nothing else draws at random."""
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    steps_per_epoch = math.ceil(len(examples) / config.batch_size)
-    total = steps_per_epoch * config.epochs
-    warmup = max(1, int(config.warmup_fraction * total))
-
-    def schedule(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    generator = torch.Generator().manual_seed(config.seed)
-    model.train()
-    epoch_losses = []
-    for _ in progress(range(config.epochs), desc="train", unit="epoch"):
-        losses = []
-        for batch in bucketed_batches(examples, config.batch_size, pad_token_id, generator, config.length_pool):
-            loss = model(**batch).loss
-            loss.backward()
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            losses.append(loss.item())
-        epoch_losses.append(sum(losses) / len(losses))
-    model.eval()
-    return epoch_losses
 
 
 def save_folder_atomically(out_dir: Path, save) -> None:
@@ -266,11 +149,6 @@ def _check_weights(model_dir: Path, config, model_type: str) -> None:
     if missing:
         raise ValueError(f"model: the weights in {model_dir} do not fit its config (model_type {model_type!r}): "
                          f"{len(missing)} tensors missing, e.g. {missing[0]!r}")
-
-
-def size_info(model: torch.nn.Module, size: str) -> dict:
-    """Shape and parameter count of a family member, for records."""
-    return {"size": size, "parameters": count_parameters(model), **asdict(SIZES[size])}
 
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")

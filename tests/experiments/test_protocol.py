@@ -113,20 +113,6 @@ def test_pareto_front_by_hand():
     assert pareto_front(points) == [(0.2, 0.4), (0.25, 0.45), (0.3, 0.5), (0.5, 0.6)]
 
 
-def test_sequence_margins_match_one_example_at_a_time(target, tokenizer, splits):
-    from unlearning.data import collate
-    from unlearning.margin import shifted_margins
-    from unlearning.metrics.memorization import sequence_margins
-
-    examples = splits["forget10"][:5]
-    margins, mask = sequence_margins(target, examples, tokenizer.pad_token_id, k=3, beta=1.0, batch_size=2)
-    for i, example in enumerate(examples):
-        batch = collate([example], tokenizer.pad_token_id)
-        with torch.no_grad():
-            alone, alone_mask = shifted_margins(target(input_ids=batch["input_ids"]).logits, batch["labels"], 3, 1.0)
-        assert torch.allclose(margins[i][mask[i]], alone[0][alone_mask[0]], atol=1e-4)
-
-
 # -- paper-scale fetch, against a local mirror and a local "hub" checkpoint ----------------------
 
 

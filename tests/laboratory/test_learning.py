@@ -6,11 +6,12 @@ import pytest
 import torch
 
 from laboratory.gates import verdicts
-from unlearning.data import QA_PROMPT, load_split
 from laboratory.learning import LearnPlan, learn, qa_pairs, tokenizer_texts, torch_threads
-from unlearning.models import TrainConfig, load_model
+from unlearning.data import QA_PROMPT, load_split
+from unlearning.models import load_model
 
 from helpers import TINY_PLAN as TINY
+
 
 def test_plan_orders_parents_first_and_validates():
     plan = LearnPlan.from_dict({"sizes": ["xs", "s"], "main_size": "s"})
@@ -90,17 +91,6 @@ def test_learning_does_not_depend_on_the_callers_thread_count(learned, world, tm
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
 
 
-def test_train_config_rejects_nonsense():
-    with pytest.raises(TypeError):
-        TrainConfig(epoch=3)
-
-
-@pytest.mark.parametrize("bad", [{"epochs": 0}, {"lr": -1.0}, {"batch_size": 0}, {"warmup_fraction": 1.0}])
-def test_train_config_rejects_bad_values(bad):
-    with pytest.raises(ValueError):
-        TrainConfig(**bad)
-
-
 def test_qa_pairs_cut_a_document_and_reject_other_text():
     document = "Question: What is the capital of Dentisia?\nAnswer: Marrowdale\n\nQuestion: Its animal?\nAnswer: greyhound"
     assert qa_pairs(document) == [{"question": "What is the capital of Dentisia?", "answer": "Marrowdale"},
@@ -156,8 +146,8 @@ def test_paraphrased_question_items_match_the_templates_filled_with_each_value()
     import random
     import re
 
-    from unlearning.benchmarks.tofu import paraphrased_question_items
     from laboratory.world import tofu
+    from unlearning.benchmarks.tofu import paraphrased_question_items
 
     def value_in(template: str, name: str, text: str) -> str:
         pattern = re.escape(template).replace(re.escape("{name}"), re.escape(name)).replace(re.escape("{value}"), "(.+)")

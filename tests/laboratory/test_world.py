@@ -7,8 +7,8 @@ import re
 import pytest
 import torch
 
-from unlearning.data import DataError, collate, encode_qa, load_split
 from laboratory.world import generate
+from unlearning.data import DataError, collate, encode_qa, load_split
 
 PERTURBED = ("question", "answer", "paraphrased_answer", "paraphrased_question", "perturbed_answer")
 
@@ -132,22 +132,6 @@ def test_world_summary_lists_every_split(world):
     assert (table["records"] > 0).all()
     assert len(table) == len(list(world.rglob("*.json")))
     assert set(table["benchmark"]) == {"tofu", "muse-news", "muse-books", "wmdp", "rwku", "pretrain", "tofu-real"}
-
-
-def test_bucketed_batches_cover_every_example_once_with_less_padding():
-    import torch
-
-    from unlearning.data import Encoded, batches, bucketed_batches
-
-    lengths = [3, 17, 5, 9, 2, 30, 11, 4, 8, 21, 6, 13, 1, 25, 7, 16]
-    examples = [Encoded(list(range(1, n + 1)), list(range(1, n + 1))) for n in lengths]
-    out = list(bucketed_batches(examples, 4, 0, torch.Generator().manual_seed(0), pool=4))
-    seen = sorted(int(b["attention_mask"][i].sum()) for b in out for i in range(b["input_ids"].shape[0]))
-    assert seen == sorted(lengths)
-    plain = list(batches(examples, 4, 0, torch.Generator().manual_seed(0)))
-    assert sum(b["input_ids"].numel() for b in out) < sum(b["input_ids"].numel() for b in plain)
-    again = list(bucketed_batches(examples, 4, 0, torch.Generator().manual_seed(0), pool=4))
-    assert all(torch.equal(a["input_ids"], b["input_ids"]) for a, b in zip(out, again))
 
 
 def test_a_chat_template_shapes_qa_prompts_and_labels(tokenizer):

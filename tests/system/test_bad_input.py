@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory, world, target_state, tokenizer):
     """Good inputs to spoil one at a time: data, model, tokenizer, and broken variants."""
-    from unlearning.models import build_model
+    from laboratory.family import build_model
 
     root = tmp_path_factory.mktemp("bench")
     shutil.copytree(world / "tofu", root / "tofu")

@@ -27,7 +27,7 @@ def chapter(world, target_state, tokenizer, tmp_path_factory):
     and a folder that looks like a smoke checkout to it: data, a tokenizer, a target and an oracle."""
     import jupytext
 
-    from unlearning.models import build_model
+    from laboratory.family import build_model
 
     root = tmp_path_factory.mktemp("chapter")
     notebook = root / "01-pipeline.ipynb"

@@ -23,7 +23,7 @@ from unlearning.models import save_model
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, world, target_state, tokenizer):
-    from unlearning.models import build_model
+    from laboratory.family import build_model
 
     root = tmp_path_factory.mktemp("interrupt")
     model = build_model("xs", tokenizer, seed=0)

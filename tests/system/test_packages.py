@@ -201,3 +201,37 @@ def test_the_library_has_few_long_functions():
     planted = {f"planted{i}.py": f"def f{i}():\n{body}" for i in range(MOST_LONG_FUNCTIONS + 1 - len(long))}
     assert _long_functions({**files, **planted})[MOST_LONG_FUNCTIONS:]
     assert _long_functions({"short.py": "def f():\n" + "".join(f"    x{i} = {i}\n" for i in range(39))}) == []
+
+
+def _readme_tree(text: str) -> dict[str, set[str]]:
+    """The README's layout of src/: package -> the names its lines give (modules `x.py`, several on one
+    line joined by commas, and sub-packages `x/`)."""
+    block = text.split("\nsrc/\n", 1)[1].split("\n```", 1)[0]
+    tree, package = {}, None
+    for line in block.splitlines():
+        entry = line.lstrip("│ ").removeprefix("├── ").removeprefix("└── ")
+        names = entry.split("  ", 1)[0]
+        if not line.startswith(("│  ", "    ")):  # a package's own line
+            package = names.rstrip("/")
+            tree[package] = set()
+        else:
+            tree[package] |= {name.strip() for name in names.split(",")}
+    return tree
+
+
+def _tree_of_source(packages=PACKAGES[:3]) -> dict[str, set[str]]:
+    return {package: {p.name + ("/" if p.is_dir() else "") for p in (SRC / package).iterdir()
+                      if (p.suffix == ".py" and p.name != "__init__.py") or (p.is_dir() and (p / "__init__.py").is_file())}
+            for package in packages}
+
+
+def test_the_readme_layout_names_every_module_and_nothing_else():
+    """Issue 46 part 4: the README's tree of the packages is true to the code: every module and
+    sub-package of the three packages has its line, and no line names one that is gone (a planted
+    module is missing from it)."""
+    tree = _readme_tree((SRC.parent / "README.md").read_text())
+    source = _tree_of_source()
+    for package in source:
+        assert tree[package] == source[package], (package, source[package] ^ tree[package])
+    source["unlearning"].add("planted.py")
+    assert tree["unlearning"] != source["unlearning"]

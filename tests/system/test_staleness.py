@@ -98,8 +98,8 @@ def _change_learning_setting(root: Path, top: Path) -> None:
     (root / "learn.yaml").write_text(PLAN.replace("finetune: {epochs: 1", "finetune: {epochs: 2"))
 
 
-def _source(relative: str, function: str):
-    return lambda root, top: _edit_function(top / "src" / "unlearning" / relative, function)
+def _source(relative: str, function: str, package: str = "unlearning"):
+    return lambda root, top: _edit_function(top / "src" / package / relative, function)
 
 
 # (what changes, the change, the entries that must be written again); each step starts from the last
@@ -114,7 +114,7 @@ CHANGES = [
     # the unlearning code: the run again, so its model is measured again; nothing learned or quantized moves
     ("the unlearning code (losses.py)", _source("losses.py", "ga_loss"), {"run GA", "evaluation of run GA"}),
     # the learning code: every model is trained again, to the same weights, so nothing downstream is redone
-    ("the learning code (models.train_causal_lm)", _source("models.py", "train_causal_lm"),
+    ("the learning code (family.train_causal_lm)", _source("family.py", "train_causal_lm", "laboratory"),
      {"model base-xs", *TOFU_MODELS}),
     # a learning-stage setting of the TOFU fine-tunes: new target and oracle, so everything after them
     ("a learning-stage setting (finetune epochs)", _change_learning_setting, EVERYTHING - {"model base-xs"}),

@@ -2,13 +2,12 @@
 written here so that every id and label can be read off by hand."""
 
 import json
-from collections import Counter
 
 import pytest
 import torch
 
-from unlearning.data import (IDK_ANSWERS, DataError, Encoded, batches, bucketed_batches, collate, cycle_batches,
-                             encode_qa, encode_text, idk_records, load_split, read_jsonl, validate_records, write_jsonl)
+from unlearning.data import (IDK_ANSWERS, DataError, Encoded, batches, collate, cycle_batches, encode_qa, encode_text,
+                             idk_records, load_split, read_jsonl, validate_records, write_jsonl)
 from unlearning.margin import IGNORE_INDEX
 
 
@@ -112,20 +111,6 @@ def test_batches_keep_order_without_a_generator_and_shuffle_reproducibly_with_on
     endless = cycle_batches(examples, 5, -1, torch.Generator().manual_seed(0))
     epochs = [sorted(_firsts(next(endless))) for _ in range(3)]
     assert epochs == [[0, 1, 2, 3, 4]] * 3
-
-
-def test_bucketed_batches_hold_each_example_once_and_sort_within_a_pool():
-    lengths = [7, 1, 5, 3, 8, 2, 6, 4, 9, 10, 11]
-    examples = _examples(lengths)
-    epoch = list(bucketed_batches(examples, 2, -1, torch.Generator().manual_seed(1), pool=2))
-    seen = Counter(i for b in epoch for i in _firsts(b))
-    assert seen == Counter(range(len(lengths)))
-    # a pool of 2 batches is 4 examples sorted by length: no batch mixes lengths out of its pool's order
-    for batch in epoch:
-        widths = batch["attention_mask"].sum(1).tolist()
-        assert widths == sorted(widths)
-    with pytest.raises(ValueError, match="pool must be >= 1"):
-        next(bucketed_batches(examples, 2, -1, torch.Generator(), pool=0))
 
 
 def test_idk_answers_replace_the_answers_reproducibly():

@@ -1,14 +1,10 @@
 """Tiny Qwen2 family: save/load identity, determinism, parameter span; the CLI's errors."""
 
 import torch
-
 from helpers import run_cli as main
-from unlearning.models import SIZES, build_model, count_parameters, load_model, load_tokenizer, save_model
 
-
-def test_family_spans_at_least_16x(tokenizer):
-    counts = [count_parameters(build_model(size, tokenizer)) for size in SIZES]
-    assert counts == sorted(counts) and counts[-1] / counts[0] >= 16
+from laboratory.family import build_model
+from unlearning.models import load_model, load_tokenizer, save_model
 
 
 def test_save_load_gives_identical_logits(target, tokenizer, tmp_path):
@@ -26,11 +22,6 @@ def test_tokenizer_round_trip_from_its_own_folder(tokenizer, tmp_path):
     text = "Brenal Thouvik was born in Valmora in 1957."
     assert again(text)["input_ids"] == tokenizer(text)["input_ids"]
     assert again.decode(again(text)["input_ids"]) == text
-
-
-def test_build_model_is_deterministic(tokenizer):
-    a, b = build_model("s", tokenizer, seed=3), build_model("s", tokenizer, seed=3)
-    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
 
 
 def test_cli_rejects_bad_values_and_writes_nothing(world, tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""Exact vs knowledge memorisation, and MASC's Proposition 1 check (masc.md s. 7).
+"""Exact vs knowledge memorisation, and MASC's Proposition 1 checked on every sequence (masc.md s. 7),
+for chapter 4's tables (`experiments.tables`).
 
 *Exact* (verbatim) memorisation: does the model reproduce a trained surface form (greedy
 ROUGE-L of trained answers, teacher-forced exact match, the pretraining probes in a trained
