@@ -22,9 +22,9 @@ from pathlib import Path
 
 from unlearning.choices import DEVICES, DTYPES, PROBE_SETS, RULES
 
-# Imports inside functions: building the parser imports no torch or transformers (`unlearning --help` answers at once): the
-# choices come from `unlearning.choices`, defaults that the library computes are None here and filled
-# in by the command, and every command imports what it needs inside its function.
+# Imports inside functions: building the parser imports no torch or transformers (`unlearning --help`
+# answers at once): the choices come from `unlearning.choices`, defaults that the library computes are
+# None here and filled in by the command, and every command imports what it needs inside its function.
 
 
 def _add_unlearn(sub) -> None:

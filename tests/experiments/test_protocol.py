@@ -269,3 +269,17 @@ def test_the_evaluation_config_follows_the_benchmarks_own_forget_splits():
     assert eval_config("tofu", "forget10", max_new_tokens=8) == EvalConfig(max_new_tokens=8)
     with pytest.raises(ValueError, match="forget split of tofu must be one of forget01, forget05, forget10"):
         eval_config("tofu", "forget50")
+
+
+@pytest.mark.parametrize("stop_kind", [None, "fixed", "violation"])
+def test_the_commands_default_run_is_the_chapters_protocol_run(stop_kind):
+    """`unlearning unlearn` without --recipe runs `recipes.protocol_run`; the chapters run
+    `Protocol().recipe_run`: the same run for every method and stop (MASC stops by itself by default)."""
+    from unlearning.methods import METHODS
+    from unlearning.recipes import protocol_run
+
+    for method in METHODS:
+        assert protocol_run(method, stop_kind) == Protocol().recipe_run(method, stop_kind), method
+    assert protocol_run("MASC").stop["kind"] == "violation" and protocol_run("GA").stop["kind"] == "fixed"
+    changed = Protocol(lr=3e-4, cap=7).recipe_run("MASC")
+    assert changed.optim["lr"] == 3e-4 and changed.budget == {"steps": 7} and changed != protocol_run("MASC")
