@@ -190,17 +190,17 @@ def test_remote_code_in_a_model_or_tokenizer_folder_never_runs(target, tokenizer
 
 def test_peak_memory_is_the_process_own_not_its_parents():
     """A run's `peak_rss_mb` (`runs.peak_rss_mb`) is its own process's: a child started from a
-    parent that holds 600 MB reports less (getrusage's ru_maxrss would carry the parent's peak
-    across exec on Linux)."""
+    parent that holds 1.5 GB reports less (getrusage's ru_maxrss would carry the parent's peak
+    across exec on Linux); the child's own peak, the library imported, is about 0.5-0.6 GB."""
     import subprocess
     import sys
 
     from unlearning.runs import peak_rss_mb
 
-    held = bytearray(600 * 2**20)
+    held = bytearray(1536 * 2**20)
     held[::4096] = b"x" * len(held[::4096])  # touch every page
-    assert peak_rss_mb() >= 600
+    assert peak_rss_mb() >= 1536
     child = subprocess.run([sys.executable, "-c", "from unlearning.runs import peak_rss_mb; print(peak_rss_mb())"],
                            capture_output=True, text=True, check=True)
-    assert 0 < float(child.stdout) < 600, child.stdout
+    assert 0 < float(child.stdout) < 1536, child.stdout
     del held

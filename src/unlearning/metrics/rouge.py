@@ -10,11 +10,14 @@ import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
-from rouge_score import rouge_scorer
+# Imports inside functions: rouge_score loads nltk (about 40 MB), so only a suite that scores
+# generations imports it, not every process that imports the benchmarks.
 
 
 @lru_cache(maxsize=2)
 def _scorer(stemmer: bool):
+    from rouge_score import rouge_scorer
+
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=stemmer)
 
 
