@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -310,7 +311,13 @@ def protocol_run(method: str, stop_kind: str | None = None) -> RunRecipe:
     """The book's protocol's run of `method` (the recipe `book/protocol`): the file's run of the
     stopping kind `stop_kind`, the method's own when None (violation for MASC, fixed otherwise)."""
     kind = StopConfig(stop_kind or get_method(method).default_stop).kind  # checked once, by StopConfig
-    return replace(load(PROTOCOL).run(kind), method=method)
+    return replace(_protocol_recipe().run(kind), method=method)
+
+
+@lru_cache(maxsize=1)
+def _protocol_recipe() -> Recipe:
+    """The protocol's recipe, read and checked once per process (every chapter run asks for it)."""
+    return load(PROTOCOL)
 
 
 def load(name: str) -> Recipe:
