@@ -134,3 +134,45 @@ def test_labelled_positions_give_the_whole_forward_passes_values(target, tokeniz
         assert torch.equal(labels, e["labels"]) and torch.equal(argmax, e["argmax"])
         for got, want in ((token, e["token"]), (mean, e["mean"]), (variance, e["variance"])):
             assert torch.allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_prompt_groups_and_their_batches_by_hand():
+    from unlearning.data import Encoded
+    from unlearning.metrics.likelihood import _group_batches, prompt_groups
+
+    def qa(prompt, answer):
+        return Encoded(prompt + answer, [-100] * len(prompt) + answer)
+
+    examples = [qa([1, 2], [5]), qa([1, 3], [6]), qa([1, 2], [7, 8]), qa([1, 2], [9]), qa([1, 3], [4])]
+    assert prompt_groups(examples) == [[0, 2, 3], [1, 4]]
+    assert prompt_groups(examples[:2]) is None  # no prompt shared
+    assert prompt_groups([qa([1], [5]), qa([1], [6])]) is None  # a one-token prompt: nothing to share
+    assert list(_group_batches([[0, 2, 3], [1, 4]], 4)) == [[[0, 2, 3]], [[1, 4]]]
+    assert list(_group_batches([[0, 2, 3], [1, 4]], 2)) == [[[0, 2]], [[3]], [[1, 4]]]
+    assert list(_group_batches([[0], [1], [2, 3]], 4)) == [[[0], [1], [2, 3]]]
+
+
+@pytest.mark.parametrize("shape", ["qwen2", "llama", "whole forward"])
+def test_answers_that_share_a_prompt_give_the_whole_forward_passes_values(target, tokenizer, world, shape):
+    """answer_nll over questions with several answers each (TOFU's answer, paraphrase and
+    perturbed answers; a question's options): each prompt runs once and its answers continue from
+    its key/value cache, at their own positions after prompts of different lengths; the values are
+    those of the whole forward pass over each example (a batch size that splits a question's answers
+    across batches, and one that packs several questions)."""
+    from unlearning.data import load_split
+    from unlearning.metrics.likelihood import answer_nll, prompt_groups
+
+    model = _llama_shaped(len(tokenizer)) if shape == "llama" else copy.deepcopy(target)
+    if shape == "whole forward":
+        model.config.model_type = "some-other-decoder"
+    items = load_split(world / "tofu", "forget10")[:4]
+    answers = [it["answer"] for it in items]
+    examples = [encode_qa(tokenizer, it["question"], answer) for it in items for answer in answers[:3]]
+    assert len({len(e.input_ids) - len(examples[0].input_ids) for e in examples}) > 1
+    assert len({e.labels.count(-100) for e in examples}) > 1  # prompts of different lengths
+    assert len(prompt_groups(examples)) == 4
+    expected = _full_forward_reference(model, examples, tokenizer.pad_token_id)
+    for batch_size in (2, 7):
+        nll, length = answer_nll(model, examples, tokenizer.pad_token_id, batch_size=batch_size)
+        assert length.tolist() == [e["length"] for e in expected]
+        assert nll.tolist() == pytest.approx([e["nll"] for e in expected], rel=1e-5, abs=1e-5)
