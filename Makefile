@@ -37,14 +37,17 @@ ASSIGNMENT_PAGES := book/generated/assignments/.pages
 # numbers only for one thread count). Chapters that read each other's runs execute one after another in
 # a chain (the TOFU chapters; WMDP's two), so no run is computed twice at once. Chain B starts once the
 # real checkpoint's fine-tunes are learned (chapter 14, the longest, reads them and no laboratory
-# model) and holds it alone: it is the critical path at every profile (the real fine-tunes, then the
-# longest chapter), so chain A, which starts once the laboratory's models are, takes every other
-# chapter, the two that read both parts' manifests (03, 17) last. `make nb-NAME` runs one chapter alone; at paper scale (one GPU) one chapter at a time.
+# model): at mini and paper it is the critical path (the real fine-tunes, then the longest chapter),
+# so chain A, which starts once the laboratory's models are, takes every other chapter, the two that
+# read both parts' manifests (03, 17) last. At smoke the real fine-tunes take about two minutes and
+# chain A was the longer by a minute, so chapter 15 (the real base model alone) ends chain B there.
+# `make nb-NAME` runs one chapter alone; at paper scale (one GPU) one chapter at a time.
 CHAPTER_JOBS ?= $(if $(filter paper,$(PROFILE)),1,2)
 CHAPTER_THREADS ?= 1
-CHAIN_A := 01-pipeline 02-world 04-margin 05-stopping 06-tofu 08-scale 09-quantization 16-beyond 11-wmdp \
-  10-geometry 07-muse 13-paper-scale 12-rwku 90-api 15-rwku-real 03-learning 17-trainer
-CHAIN_B := 14-tofu-real
+CHAIN_B_TAIL := $(if $(filter smoke,$(PROFILE)),15-rwku-real)
+CHAIN_A := $(filter-out $(CHAIN_B_TAIL),01-pipeline 02-world 04-margin 05-stopping 06-tofu 08-scale 09-quantization \
+  16-beyond 11-wmdp 10-geometry 07-muse 13-paper-scale 12-rwku 90-api 15-rwku-real 03-learning 17-trainer)
+CHAIN_B := 14-tofu-real $(CHAIN_B_TAIL)
 # the chapters that read the real checkpoint's fine-tunes and no laboratory model
 REAL_CHAPTERS := 14-tofu-real
 # goals that execute every chapter get the jobs and the chains (`make nb-NAME` runs that chapter alone)
@@ -260,7 +263,7 @@ test: ## unit tests (the real model included), every notebook, both editions of 
 	  --ignore=tests/built -n $(TEST_WORKERS) --dist loadfile --durations=15
 	$(TIMED) "smoke book (models, chapters, HTML)" $(MAKE) --no-print-directory -j$(CHAPTER_JOBS) \
 	  book book-student PROFILE=smoke
-	$(TIMED) "browser and built-book tests" $(BIN)/python -m pytest tests/browser tests/built -rs
+	$(TIMED) "browser and built-book tests" $(BIN)/python -m pytest tests/browser tests/built -rs -n $(TEST_WORKERS) --dist loadfile
 	@echo "make test: every phase passed; seconds per phase:" && cat $(TEST_TIMES)
 
 clean-book: ## remove executed notebooks and the HTML (both editions)

@@ -284,33 +284,36 @@ def test_code_key_follows_edits_of_a_module(tmp_path, monkeypatch):
 
 
 def _make_variable(text: str, name: str) -> list[str]:
-    """The words of a `NAME := ...` assignment of the Makefile (continuation lines joined)."""
+    """The words of a `NAME := ...` assignment in make's database (`make -pn`: expanded, one line)."""
     joined = text.replace("\\\n", " ")
     line = next(line for line in joined.splitlines() if line.startswith(f"{name} :="))
     return line.split(":=", 1)[1].split()
 
 
-def test_the_chapter_chains_cover_every_chapter_once_and_order_each_chain():
+@pytest.mark.parametrize("profile", ["smoke", "mini"])
+def test_the_chapter_chains_cover_every_chapter_once_and_order_each_chain(profile):
     """`make book` executes two chapters at a time; chapters that share runs are one chain, one
-    after another. Every chapter is in exactly one chain, and make's own database (what it would
-    do for `make notebooks`) orders each chain's chapters one after the next."""
+    after another. At each profile every chapter is in exactly one chain, and make's own database
+    (what it would do for `make notebooks`) orders each chain's chapters one after the next."""
     root = SRC.parent
-    chains = [_make_variable((root / "Makefile").read_text(), name) for name in ("CHAIN_A", "CHAIN_B")]
-    chapters = sorted(path.stem for path in (root / "notebooks").glob("*.py"))
-    assert sorted(sum(chains, [])) == chapters
 
-    def order_only(goal: str) -> dict[str, list[str]]:
-        database = subprocess.run(["make", "-pn", goal, "PROFILE=smoke"], cwd=root, capture_output=True, text=True,
-                                  env={**os.environ, "UNLEARNING_MAKE_LOCK": "1"}).stdout
-        return {line.split(":", 1)[0]: line.split("|", 1)[1].split() for line in database.splitlines()
+    def database(goal: str) -> str:
+        return subprocess.run(["make", "-pn", goal, f"PROFILE={profile}"], cwd=root, capture_output=True, text=True,
+                              env={**os.environ, "UNLEARNING_MAKE_LOCK": "1"}).stdout
+
+    def order_only(text: str) -> dict[str, list[str]]:
+        return {line.split(":", 1)[0]: line.split("|", 1)[1].split() for line in text.splitlines()
                 if line.startswith("book/generated/") and "|" in line}
 
-    full = order_only("notebooks")
+    full = database("notebooks")
+    chains = [_make_variable(full, name) for name in ("CHAIN_A", "CHAIN_B")]
+    chapters = sorted(path.stem for path in (root / "notebooks").glob("*.py"))
+    assert sorted(sum(chains, [])) == chapters
     for chain in chains:
         for before, after in zip(chain, chain[1:]):
-            assert f"book/generated/{before}.ipynb" in full[f"book/generated/{after}.ipynb"], (before, after)
+            assert f"book/generated/{before}.ipynb" in order_only(full)[f"book/generated/{after}.ipynb"], (before, after)
     # one chapter alone (`make nb-NAME`) waits for no other chapter
-    alone = order_only("nb-14-tofu-real")["book/generated/14-tofu-real.ipynb"]
+    alone = order_only(database("nb-14-tofu-real"))["book/generated/14-tofu-real.ipynb"]
     assert not [p for p in alone if p.startswith("book/generated/") and p.endswith(".ipynb")]
 
 
