@@ -17,6 +17,7 @@ specification computed twice is kept once, with both values, and compared as the
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -78,16 +79,29 @@ def snapshot(profile: str) -> dict:
             "findings": {p.stem: json.loads(p.read_text()) for p in sorted(findings.glob("*.json"))}}
 
 
+def largest_difference(a, b) -> float:
+    """The largest absolute difference between the numbers of two values of the same shape; infinite
+    when anything but a number differs (a string, a flag, a missing field, a list's length)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return max((largest_difference(a.get(k), b.get(k)) for k in set(a) | set(b)), default=0.0)
+    if isinstance(a, list) and isinstance(b, list):
+        return max(map(largest_difference, a, b), default=0.0) if len(a) == len(b) else math.inf
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+    return abs(a - b) if numbers else (0.0 if a == b else math.inf)
+
+
 def compare(before: dict, after: dict) -> list[str]:
-    """Every difference between two snapshots: a part missing from one, or a value that differs."""
+    """Every difference between two snapshots: a part missing from one, or a value that differs (with
+    its largest numeric difference, `inf` when something other than a number changed)."""
     lines = []
     for part in ("runs", "evaluations", "models", "findings"):
         a, b = before[part], after[part]
         lines += [f"{part}: only before: {k[:160]}" for k in sorted(set(a) - set(b))]
         lines += [f"{part}: only after: {k[:160]}" for k in sorted(set(b) - set(a))]
-        lines += [f"{part}: differs: {k[:160]}" for k in sorted(set(a) & set(b)) if a[k] != b[k]]
-        lines.append(f"{part}: {len(set(a) & set(b))} in both, "
-                     f"{sum(a[k] == b[k] for k in set(a) & set(b))} identical")
+        gaps = {k: largest_difference(a[k], b[k]) for k in sorted(set(a) & set(b)) if a[k] != b[k]}
+        lines += [f"{part}: differs (largest difference {gap:.3g}): {k[:160]}" for k, gap in gaps.items()]
+        lines.append(f"{part}: {len(set(a) & set(b))} in both, {len(set(a) & set(b)) - len(gaps)} identical"
+                     + (f", the others at most {max(gaps.values()):.3g} apart" if gaps else ""))
     return lines
 
 
@@ -98,7 +112,7 @@ def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[0] == "compare":
         lines = compare(*(json.loads(Path(p).read_text()) for p in argv[1:]))
         print("\n".join(lines))
-        return 1 if any(": only " in line or ": differs: " in line for line in lines) else 0
+        return 1 if any(": only " in line or ": differs " in line for line in lines) else 0
     print(__doc__.split("\n\n")[1], file=sys.stderr)
     return 2
 
