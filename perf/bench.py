@@ -15,6 +15,8 @@
 4. **Synthesis overhead and evaluation cost.** `synthesis.combine` per rule as a share of a step of
    the mini model, and alone on parameter lists shaped like Qwen2.5-0.5B and (one decoder layer of)
    Llama-2-7B in float32 and bfloat16; one full evaluation of a model of every benchmark.
+5. **Shared prompts.** TOFU's answer probabilities on the real target with each prompt run once for
+   all its answers, against a whole forward pass per answer.
 
 Every comparison is a median over repetitions whose two sides alternate (the synthesis calls at
 0.5B-7B scale: the fastest of three); nothing here is asserted in a test. Writes `perf/results.md`,
@@ -22,6 +24,7 @@ Every comparison is a median over repetitions whose two sides alternate (the syn
 `perf/time_to_quality.png`.
 
     .venv/bin/python perf/bench.py            # what `make bench` runs (needs make models)
+    .venv/bin/python perf/bench.py --only shared_prompt --profile smoke   # one section, printed
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PROFILE = "mini"
 REAL_TARGET = "tofu-real/target-135m"
+SECTIONS = ("probe", "time_to_quality", "loops", "synthesis", "evaluation", "shared_prompt")
 
 
 def _median(values):
@@ -331,6 +335,37 @@ def evaluation_cost(lab, size: str) -> list[dict]:
     return rows
 
 
+def shared_prompt_cost(lab, repetitions: int) -> list[dict]:
+    """The answer probabilities of TOFU's sets on the real target (SmolLM2's chat template), each
+    prompt run once for all its answers (`answer_nll`'s default) against a whole forward pass per
+    answer, alternated: seconds (median), the ratio and the largest difference of a summed NLL."""
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.benchmarks.tofu import UTILITY_SETS
+    from unlearning.data import encode_qa
+    from unlearning.metrics.likelihood import answer_nll
+    from unlearning.models import load_model, load_tokenizer
+
+    folder = lab.model(REAL_TARGET)
+    model, tokenizer = load_model(folder), load_tokenizer(lab.tokenizer_for(folder))
+    bench = get_benchmark("tofu-real")
+    rows = []
+    for split in ("forget10_perturbed", *UTILITY_SETS.values()):
+        items = bench.load(lab.data / "tofu-real", split)
+        examples = [encode_qa(tokenizer, it["question"], answer) for it in items
+                    for answer in (it["answer"], it.get("paraphrased_answer"), *it["perturbed_answer"]) if answer]
+        seconds, values = {True: [], False: []}, {}
+        for _ in range(repetitions):
+            for share in (True, False):
+                begin = time.perf_counter()
+                values[share] = answer_nll(model, examples, tokenizer.pad_token_id, 32, share_prompts=share)[0]
+                seconds[share].append(time.perf_counter() - begin)
+        shared, whole = _median(seconds[True]), _median(seconds[False])
+        rows.append({"set": split, "questions": len(items), "answers": len(examples), "shared prompt s": shared,
+                     "whole pass s": whole, "speed-up": whole / shared,
+                     "largest NLL difference": float((values[True] - values[False]).abs().max())})
+    return rows
+
+
 # --- the report ---------------------------------------------------------------------------------
 
 def machine() -> str:
@@ -392,7 +427,11 @@ def report(results: dict) -> str:
         "at this size mostly fault in fresh memory pages; per billion parameters; "
         "for Llama-2-7B one decoder layer measured and scaled to the whole model by parameter count). "
         "On a GPU these are a few memory passes each.", "",
-        "## 5. One full evaluation per benchmark", "", _table(results["evaluation"]), ""]
+        "## 5. One full evaluation per benchmark", "", _table(results["evaluation"]),
+        "## 6. Answers that share a prompt (the real target, TOFU's sets)", "", _table(results["shared_prompt"]),
+        "Each question's prompt run once, its answer, paraphrase and perturbed answers continuing from its key/value "
+        "cache (`answer_nll`'s default), against a whole forward pass per answer; the largest difference of a summed "
+        "answer NLL between the two.", ""]
     return "\n".join(lines)
 
 
@@ -412,6 +451,8 @@ def main() -> None:
     parser.add_argument("--size", default="s", help="the mini model size of sections 1, 2 and 4 (default s)")
     parser.add_argument("--repetitions", type=int, default=3)
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--profile", default=PROFILE, help="whose models and data (default mini; smoke for a quick look)")
+    parser.add_argument("--only", choices=SECTIONS, help="measure one section and print its table (writes nothing)")
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(loop_worker(args)))
@@ -419,15 +460,21 @@ def main() -> None:
     from experiments.lab import Lab
 
     os.chdir(ROOT)
-    lab = Lab.for_profile(PROFILE)
+    lab = Lab.for_profile(args.profile)
+    sections = {"probe": lambda: probe_cost(lab, args.size, args.repetitions),
+                "time_to_quality": lambda: time_to_quality(lab),
+                "loops": lambda: engine_against_trainer(lab, args.size),
+                "synthesis": lambda: synthesis_overhead(lab, args.size, args.repetitions),
+                "evaluation": lambda: evaluation_cost(lab, args.size),
+                "shared_prompt": lambda: shared_prompt_cost(lab, args.repetitions)}
+    if args.only:
+        result = sections[args.only]()
+        print(_table(result) if isinstance(result, list) else json.dumps(result, indent=1, default=str))
+        return
     begin = time.perf_counter()
     results = {"date": datetime.date.today().isoformat(), "machine": machine(), "repetitions": args.repetitions,
                "command": "make bench"}
-    for name, compute in (("probe", lambda: probe_cost(lab, args.size, args.repetitions)),
-                          ("time_to_quality", lambda: time_to_quality(lab)),
-                          ("loops", lambda: engine_against_trainer(lab, args.size)),
-                          ("synthesis", lambda: synthesis_overhead(lab, args.size, args.repetitions)),
-                          ("evaluation", lambda: evaluation_cost(lab, args.size))):
+    for name, compute in sections.items():
         section = time.perf_counter()
         results[name] = compute()
         print(f"bench: {name} in {time.perf_counter() - section:.0f} s", flush=True)

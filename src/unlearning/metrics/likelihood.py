@@ -110,16 +110,18 @@ def _batch_nll(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 @torch.no_grad()
-def answer_nll(model, examples: Sequence[Encoded], pad_token_id: int, batch_size: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
+def answer_nll(model, examples: Sequence[Encoded], pad_token_id: int, batch_size: int = 32,
+               share_prompts: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """Summed answer NLL and answer length of every example, both `[N]`, in eval mode.
 
     Examples that share a prompt (TOFU's answer, paraphrase and perturbed answers of a question; a
     question's options) share its forward pass: the prompt runs once, its answers continue from its
     key/value cache. On SmolLM2's chat template the prompt is about 70 % of such an example's
-    tokens. The values are the whole forward pass's up to float rounding (a test checks it)."""
+    tokens. The values are the whole forward pass's up to float rounding (a test checks it);
+    `share_prompts=False` runs that whole pass per example (`perf/bench.py` times both)."""
     was_training = model.training
     model.eval()
-    groups = prompt_groups(examples)
+    groups = prompt_groups(examples) if share_prompts else None
     nll, length = torch.zeros(len(examples)), torch.zeros(len(examples), dtype=torch.long)
     if groups is None:
         for start, batch in zip(range(0, len(examples), batch_size), batches(examples, batch_size, pad_token_id)):
