@@ -64,21 +64,23 @@ def _group_batches(groups: list[list[int]], batch_size: int):
     """The groups, each split into pieces of at most `batch_size` members, packed in order into
     batches of at most `batch_size` members (a batch: a list of pieces)."""
     batch: list[list[int]] = []
+    members = 0
     for group in groups:
         for piece in (group[i:i + batch_size] for i in range(0, len(group), batch_size)):
-            if batch and sum(map(len, batch)) + len(piece) > batch_size:
+            if batch and members + len(piece) > batch_size:
                 yield batch
-                batch = []
+                batch, members = [], 0
             batch.append(piece)
+            members += len(piece)
     if batch:
         yield batch
 
 
 def _shared_prompt_batch(model, examples: Sequence[Encoded], pieces: list[list[int]], pad_token_id: int) -> dict:
-    """One batch of `_shared_prompt_nll`: each piece's prompt but its last token goes through the
-    decoder once; its key/value cache is copied to the piece's members, whose continuations (the
-    prompt's last token, then the answer) follow it at their own positions. A collated batch with
-    `past_key_values` and `position_ids`, for `labelled_logits`."""
+    """One batch of `answer_nll`'s shared-prompt path: each piece's prompt but its last token goes
+    through the decoder once; its key/value cache is copied to the piece's members, whose
+    continuations (the prompt's last token, then the answer) follow it at their own positions. A
+    collated batch with the cache (under `_cache_keyword`) and `position_ids`, for `labelled_logits`."""
     device = next(model.parameters()).device
     cut = [_prompt_length(examples[piece[0]]) - 1 for piece in pieces]
     prefix = on_device(collate([Encoded(examples[piece[0]].input_ids[:n], [IGNORE_INDEX] * n)
