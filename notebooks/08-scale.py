@@ -42,8 +42,9 @@ check_parameters("08-scale", globals())  # every parameter, before any work: one
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-from IPython.display import Markdown
+from IPython.display import Markdown, display
 
+from experiments.calibration import check_summary, check_table, ladder_table
 from experiments.comparison import SCALE_COLUMNS, ScaleVerdicts, every_number, scale_comparison
 from experiments.lab import Lab, tofu_target
 from experiments.plotting import plot_against_size, use_book_style
@@ -53,15 +54,30 @@ from laboratory.family import SIZES
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
-show_recipe(lab, "masc/scale", methods, tofu_target(sizes[0]), forget_split=forget_split)
 left_out = [size for size in SIZES if size not in sizes]
 glue(sizes=", ".join(sizes), left_out=f"This profile leaves out {', '.join(left_out)} to keep the book within its time "
      "budget (add them to `learn.yaml` and to this chapter's `sizes`)." if left_out else "Every size of the family is here.")
-results = scale_comparison(lab, sizes, methods, forget_split)
+study = scale_comparison(lab, sizes, methods, forget_split)
+results = study.results
+show_recipe(lab, "masc/scale", methods, tofu_target(sizes[0]), forget_split=forget_split, calibrated=study.scales(sizes[0]))
+glue(factors=", ".join(f"{m} x {f:g}" for m, f in study.factors.items()), check_summary=check_summary(study.checks))
 
 # %% [markdown]
 # This page studies the sizes {glue:md}`sizes`. {glue:md}`left_out`
 #
+# ## One rate at every size, calibrated
+#
+# The scaling rule of {ref}`scaling-rule` calibrates each method's rate factor on each size's target
+# (the largest factor of the ladder that keeps three quarters of the target's model utility at every
+# point); as the paper runs one rate at every size, each method then runs at the smallest factor
+# its sizes chose ({glue:md}`factors`), so that every size keeps its model. Every run is checked
+# before the page judges: {glue:md}`check_summary`
+
+# %% tags=["hide-input"]
+display(ladder_table(study.ladders()).style.format(precision=3).format({"lr": "{:.3g}", "factor": "{:g}"}))
+check_table(study.checks).style.format(precision=3)
+
+# %% [markdown]
 # ## The forget metrics and utility against size
 #
 # A scale-invariant method draws flat lines in the two forget panels; the oracles, which never saw

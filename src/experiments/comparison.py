@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 from experiments import verdicts
+from experiments.calibration import (calibration, calibration_checkpoints, check, common_factor, run_points,
+                                    tofu_calibration)
 from experiments.claims import record
 from experiments.floors import agreeing, mark, near_level, separated
 from experiments.intervals import Estimate, bootstrap, items_of, metric_difference, metric_value, time_ratio
@@ -31,7 +33,6 @@ from experiments.tables import show_recipe
 from experiments.trajectory import Criterion, good_model, held_point, quality_table, time_to_quality, trajectory
 from experiments.verdicts import AXIS_METRICS
 from unlearning.benchmarks import get_benchmark
-from unlearning.recipes import load as load_recipe
 from unlearning.stopping import StopConfig
 
 SELF_COMPARED = {"forget_quality": 1.0, "privleak": 0.0}  # the oracle's metrics against itself
@@ -66,6 +67,8 @@ class TofuComparison:
     rows: list[dict]                       # per split: the oracle, the target, every method
     records: dict = field(default_factory=dict)  # (split, method) -> run record
     oracles: dict = field(default_factory=dict)  # split -> the oracle's metrics
+    calibrations: dict = field(default_factory=dict)  # method -> its rate's calibration (`calibration.Calibration`)
+    checks: list = field(default_factory=list)  # every run's `calibration.Check`, before the page judges
 
     def results(self):
         """The rows as a DataFrame (columns split, method, seconds, steps and every metric)."""
@@ -85,17 +88,20 @@ def tofu_comparison(lab: Lab, size: str, forget_splits, methods, *, tuned=None, 
     `checkpoints` (the time to a good model)."""
     target = get_benchmark("tofu").target(size)
     comparison = TofuComparison([])
+    comparison.calibrations = {m: tofu_calibration(lab, m, target, size) for m in methods if m != "RMU"}
     for split in forget_splits:
         config = eval_config("tofu", split)
         oracle = comparison.oracles[split] = lab.evaluate("tofu", lab.model(tofu_oracle(split, size)), config=config)
-        comparison.rows += [oracle_row(oracle, split=split),
-                            model_row("Target", lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle),
-                                      split=split)]
+        start = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
+        comparison.rows += [oracle_row(oracle, split=split), model_row("Target", start, split=split)]
         for method in methods:
+            scale = {"scale": comparison.calibrations[method].scale} if method in comparison.calibrations else {}
             run = comparison.records[split, method] = tofu_run(
-                lab, method, target, split, tuned=tuned, checkpoints=checkpoints if split == checkpoint_split else ())
-            comparison.rows.append(model_row(method, lab.evaluate("tofu", run["dir"], config=config, oracle=oracle), run,
-                                             split=split))
+                lab, method, target, split, tuned=tuned, checkpoints=checkpoints if split == checkpoint_split else (),
+                **scale)
+            points = run_points(lab, "tofu", run, config, oracle)
+            comparison.checks.append(check(f"{method}, {split}", points, start))
+            comparison.rows.append(model_row(method, points[-1][1], run, split=split))
     return comparison
 
 
@@ -193,12 +199,13 @@ TOFU_COLUMNS = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "for
                 "extraction_strength": "ES", "exact_memorization": "EM", "privleak": "PrivLeak"}
 
 
-def show_recipes(lab: Lab, methods, target: str, **options) -> None:
+def show_recipes(lab: Lab, methods, target: str, scales: dict | None = None, **options) -> None:
     """The recipe tables (`tables.show_recipe`) of every method of a TOFU comparison but RMU, which runs the
-    book's protocol: one table per recipe, its methods together."""
+    book's protocol: one table per recipe, its methods together, each at its scale in `scales`
+    (the calibrated ones, `calibration.tofu_scales`)."""
     paper = [m for m in methods if m != "RMU"]
     for name in dict.fromkeys(tofu_recipe(m) for m in paper):
-        show_recipe(lab, name, [m for m in paper if tofu_recipe(m) == name], target, **options)
+        show_recipe(lab, name, [m for m in paper if tofu_recipe(m) == name], target, calibrated=scales, **options)
 
 
 def flat_tofu_metrics(main, methods) -> dict[str, str]:
@@ -401,21 +408,49 @@ def muse_record(results, corpora, cases, profile: str) -> str:
                   verdicts.combine(cases, corpora), profile)
 
 
-def scale_comparison(lab: Lab, sizes, methods, forget_split: str, recipe: str = "masc/scale"):
+@dataclass
+class ScaleStudy:
+    """The scale study's runs: a row per size and model (`results`), each method's calibration at
+    every size and the one factor every size runs (`factors`), and every run's check."""
+
+    results: object
+    calibrations: dict  # (size, method) -> calibration.Calibration
+    factors: dict  # method -> the rate factor every size runs
+    checks: list
+
+    def scales(self, size: str) -> dict:
+        """Each method's scale at `size`, at the common factor (what the recipe table shows)."""
+        return {m: replace(self.calibrations[size, m].scale, lr_factor=f) for m, f in self.factors.items()}
+
+    def ladders(self) -> dict:
+        """Every calibration, labelled by method and size (`calibration.ladder_table`)."""
+        return {f"{m}, size {size}": c for (size, m), c in self.calibrations.items()}
+
+
+def scale_comparison(lab: Lab, sizes, methods, forget_split: str, recipe: str = "masc/scale") -> ScaleStudy:
     """The MASC paper's scale study: every method of `recipe` from the TOFU target of each size,
     evaluated against that size's retain-only oracle (a row per size and model, with the model's
-    parameter count)."""
+    parameter count). As the paper runs one rate at every size, each method runs at the smallest
+    of the factors its calibration chose at the sizes (`calibration.common_factor`)."""
     tofu, config, rows = get_benchmark("tofu"), eval_config("tofu", forget_split), []
+    calibrations = {(size, m): calibration(lab, recipe, m, tofu.target(size), split=forget_split,
+                                           oracle=tofu_oracle(forget_split, size)) for size in sizes for m in methods}
+    factors = {m: common_factor([calibrations[size, m] for size in sizes]) for m in methods}
+    checks = []
     for size in sizes:
         target = tofu.target(size)
         labels = {"size": size, "parameters": json.loads((lab.model(target) / "learning.json").read_text())["parameters"]}
         oracle = lab.evaluate("tofu", lab.model(tofu_oracle(forget_split, size)), config=config)
-        rows += [oracle_row(oracle, **labels),
-                 model_row("Target", lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle), **labels)]
+        start = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
+        rows += [oracle_row(oracle, **labels), model_row("Target", start, **labels)]
         for method in methods:
-            run = lab.recipe_run(recipe, method, target, forget_split=forget_split)
-            rows.append(model_row(method, lab.evaluate("tofu", run["dir"], config=config, oracle=oracle), run, **labels))
-    return pd.DataFrame(rows)
+            scale = replace(calibrations[size, method].scale, lr_factor=factors[method])
+            spec = lab.recipe_spec(recipe, method, target, scale=scale, forget_split=forget_split)
+            run = lab.run_spec(spec, target, checkpoints=calibration_checkpoints(spec))
+            points = run_points(lab, "tofu", run, config, oracle)
+            checks.append(check(f"{method}, size {size}", points, start))
+            rows.append(model_row(method, points[-1][1], run, **labels))
+    return ScaleStudy(pd.DataFrame(rows), calibrations, factors, checks)
 
 
 def size_steps(rows, statistic) -> tuple:
@@ -585,10 +620,10 @@ def quantization_check(results, codes, key: str = "forget_Q_A_ROUGE", controls=(
     return QuantizationCheck(changes, control, cases, utility)
 
 
-def small_update_run(lab: Lab, target: str, forget_split: str, share: float) -> dict:
+def small_update_run(lab: Lab, target: str, size: str, forget_split: str, share: float) -> dict:
     """The small-update contrast of the 4-bit check (Zhang et al.): GradDiff with its TOFU recipe at
-    `share` of the rate the laboratory rule gives it, a small weight change that rounding can undo."""
-    scale = lab.recipe_scale(load_recipe(tofu_recipe("GradDiff")), target, forget_split, "tofu")
+    `share` of the rate its calibration gives it, a small weight change that rounding can undo."""
+    scale = tofu_calibration(lab, "GradDiff", target, size).scale
     small = replace(scale, lr_factor=scale.lr_factor * share, why=f"{scale.why}, then x {share:g}: the small-update contrast")
     return lab.recipe_run(tofu_recipe("GradDiff"), "GradDiff", target, forget_split=forget_split, scale=small)
 

@@ -4,6 +4,8 @@ every sequence (`proposition1_table`, `proposition1_summary`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 import torch
 from IPython.display import Markdown, display
@@ -13,26 +15,34 @@ from experiments.memorization import proposition1_rows, sequence_margins
 from unlearning.recipes import PAPER_SCALE, Recipe, RunRecipe, Scale, load, scaled
 
 
-def recipe_table(recipe: Recipe, runs: list[str] | None = None, scale: Scale = PAPER_SCALE) -> pd.DataFrame:
+def recipe_table(recipe: Recipe, runs: list[str] | None = None, scale: Scale = PAPER_SCALE,
+                 calibrated: Mapping[str, Scale] | None = None) -> pd.DataFrame:
     """The chapters' recipe table: one row per run, as the paper ran it (`paper lr`, `paper
-    batch`) and as this page runs it under `scale`, with the source of the rate and the method."""
+    batch`) and as this page runs it under `scale` (or the run's scale in `calibrated`), with the
+    source of the rate and the method."""
     rows = []
     for name in runs or list(recipe.runs):
-        paper, ours = recipe.run(name), scaled(recipe.run(name), scale)
+        paper, ours = recipe.run(name), scaled(recipe.run(name), (calibrated or {}).get(name, scale))
         row = {"run": name, "paper lr": f"{paper.optim['lr']:.3g}", "paper batch": paper.optim["batch_size"],
                **describe_run(ours), "source": recipe.source(name, "optim.lr") + "; " + recipe.source(name, "method")}
         rows.append(row)
     return pd.DataFrame(rows).set_index("run")
 
 
-def show_recipe(lab, recipe: str | Recipe, runs: list[str] | None, model: str, **where) -> Scale:
+def show_recipe(lab, recipe: str | Recipe, runs: list[str] | None, model: str, *,
+                calibrated: Mapping[str, Scale] | None = None, **where) -> Scale:
     """The chapters' "recipes of this page": the scaling rule in one sentence and the table of
-    `runs` of `recipe` as run from `model` (`Lab.recipe_scale`; `where`: benchmark and forget
-    split), displayed; returns the scale."""
+    `runs` of `recipe` as run from `model` (`Lab.recipe_scale`, or each run's scale in
+    `calibrated`; `where`: benchmark and forget split), displayed; returns the base scale."""
     recipe = load(recipe) if isinstance(recipe, str) else recipe
     scale = lab.recipe_scale(recipe, model, where.get("forget_split"), where.get("benchmark"))
-    display(Markdown(f"**{recipe.title}** (recipe `{recipe.name}`, {recipe.paper}). {scale.describe()}"))
-    display(recipe_table(recipe, runs, scale))
+    factors = ", ".join(f"{name} x {calibrated[name].lr_factor:g}" for name in runs or recipe.runs
+                        if name in (calibrated or {}))
+    rule = scale.describe() + (f" Each run's rate factor is then calibrated on this model ({factors}): the "
+                               "largest of the ladder that keeps the model, as the section on the scaling rule "
+                               "shows." if factors else "")
+    display(Markdown(f"**{recipe.title}** (recipe `{recipe.name}`, {recipe.paper}). {rule}"))
+    display(recipe_table(recipe, runs, scale, calibrated))
     return scale
 
 

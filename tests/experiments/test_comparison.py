@@ -1,6 +1,8 @@
 """The TOFU comparison's rows, runs and time to a good model (experiments.comparison), on a lab
 whose models are names and whose metrics are a table."""
 
+from types import SimpleNamespace
+
 import pytest
 from helpers import tofu_metrics
 
@@ -48,20 +50,30 @@ def _metrics(rouge, utility):
 def test_every_method_runs_on_every_split_and_is_evaluated_against_its_oracle(monkeypatch):
     table = {"tofu/retain90-xs": _metrics(0.3, 0.5), "tofu/retain95-xs": _metrics(0.3, 0.5),
              "tofu/target-xs": _metrics(0.9, 0.55), "run-GA": _metrics(0.1, 0.2), "run-MASC": _metrics(0.35, 0.5)}
-    asked = []
+    asked, calibrated = [], []
 
-    def fake_run(lab, method, target, split, tuned=None, checkpoints=()):
-        asked.append((method, target, split, checkpoints))
-        return {**RUN, "dir": f"run-{method}"}
+    def fake_run(lab, method, target, split, tuned=None, checkpoints=(), scale=None):
+        asked.append((method, target, split, checkpoints, scale))
+        return {**RUN, "dir": f"run-{method}", "checkpoints": []}
+
+    def fake_calibration(lab, method, target, size):
+        calibrated.append((method, target, size))
+        return SimpleNamespace(scale=f"{method} calibrated")
 
     monkeypatch.setattr(comparison, "tofu_run", fake_run)
+    monkeypatch.setattr(comparison, "tofu_calibration", fake_calibration)
     lab = _TableLab(table)
     tofu = tofu_comparison(lab, "xs", ["forget05", "forget10"], ["MASC", "GA"], checkpoints=(2, 4),
                            checkpoint_split="forget10")
     assert [(r["split"], r["method"]) for r in tofu.rows] == [(s, m) for s in ("forget05", "forget10")
                                                               for m in ("Oracle", "Target", "MASC", "GA")]
-    assert asked == [("MASC", "tofu/target-xs", "forget05", ()), ("GA", "tofu/target-xs", "forget05", ()),
-                     ("MASC", "tofu/target-xs", "forget10", (2, 4)), ("GA", "tofu/target-xs", "forget10", (2, 4))]
+    # each method calibrated once, on its target; every split runs at that scale
+    assert calibrated == [("MASC", "tofu/target-xs", "xs"), ("GA", "tofu/target-xs", "xs")]
+    assert asked == [(m, "tofu/target-xs", split, steps, f"{m} calibrated")
+                     for split, steps in (("forget05", ()), ("forget10", (2, 4))) for m in ("MASC", "GA")]
+    # every run checked against the target: GA kept 0.2 / 0.55 of its utility, a collapse; MASC 0.5 / 0.55
+    assert [(c.name, c.collapsed) for c in tofu.checks] == [(f"{m}, {s}", m == "GA") for s in ("forget05", "forget10")
+                                                            for m in ("MASC", "GA")]
     main = tofu.split("forget10")
     assert main.loc["GA", "seconds"] == 3.5 and main.loc["Oracle", "forget_quality"] == 1.0
     assert main.loc["Target", "model_utility"] == 0.55 and tofu.oracles["forget05"]["forget_Q_A_ROUGE"] == 0.3
