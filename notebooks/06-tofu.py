@@ -86,26 +86,28 @@ results, main = tofu.results(), tofu.split(main_split)
 # numbers on a real pretrained model.
 
 # %% tags=["hide-input"]
-show_recipes(lab, methods, target, {m: c.scale for m, c in tofu.calibrations.items()}, forget_split=main_split)
+show_recipes(lab, methods, target, {m: c.scale.lr_factor for m, c in tofu.calibrations.items()}, forget_split=main_split)
+glue(check_summary=check_summary(tofu.checks), base_factor=max((c.base.lr_factor for c in tofu.calibrations.values()), default=1.0))
 
 # %% [markdown]
 # (scaling-rule)=
 # ## The scaling rule, checked
 #
 # The papers' rates are for 7B models fine-tuned at about $10^{-5}$; the laboratory's models learned
-# their facts at $2 \cdot 10^{-3}$. Multiplying every rate by that ratio (200) keeps the recipes'
-# ratios but not the methods: on these models MASC's LoRA run then stops after two steps with its
-# model's utility gone, and GradDiff and SimNPO+GD end their ten epochs at utility 0. So the rule
+# their facts at rates near $2 \cdot 10^{-3}$. Multiplying every rate by that ratio (here
+# {glue:text}`base_factor:g`) keeps the recipes' ratios but not the methods: on the default book's
+# target MASC's LoRA run then stops after two steps with its model's utility gone, and GradDiff and
+# SimNPO+GD end their ten epochs at utility 0 (the first rung of each ladder below). So the rule
 # calibrates each recipe run's factor on this target, by one criterion that reads no oracle
-# (`experiments.calibration`): **the largest factor of the ladder 200, 50, 12.5, ... (each a quarter
-# of the last) at which the run keeps its model: at every kept checkpoint and at its end, model
-# utility stays at least three quarters of the target's.** The ladder is run on the largest split,
+# (`experiments.calibration`): **the largest factor of the ladder {glue:text}`base_factor:g`,
+# {glue:text}`base_factor:g` / 4, {glue:text}`base_factor:g` / 16, ... at which the run keeps its
+# model: at every kept checkpoint and at its end, model utility stays at least three quarters of the
+# target's.** The ladder is run on the largest split,
 # from the top down, and stops at the first rung that keeps the model; every split then runs at that
 # factor. The criterion says nothing about forgetting: each method forgets what its rate gives it.
 # The same rule serves every chapter that runs these recipes on laboratory models.
 
 # %% tags=["hide-input"]
-glue(check_summary=check_summary(tofu.checks))
 ladder_table(tofu.calibrations).style.format(precision=3).format({"lr": "{:.3g}", "factor": "{:g}"})
 
 # %% [markdown]

@@ -59,7 +59,7 @@ glue(sizes=", ".join(sizes), left_out=f"This profile leaves out {', '.join(left_
      "budget (add them to `learn.yaml` and to this chapter's `sizes`)." if left_out else "Every size of the family is here.")
 study = scale_comparison(lab, sizes, methods, forget_split)
 results = study.results
-show_recipe(lab, "masc/scale", methods, tofu_target(sizes[0]), forget_split=forget_split, calibrated=study.scales(sizes[0]))
+show_recipe(lab, "masc/scale", methods, tofu_target(sizes[0]), forget_split=forget_split, factors=study.factors)
 glue(factors=", ".join(f"{m} x {f:g}" for m, f in study.factors.items()), check_summary=check_summary(study.checks))
 
 # %% [markdown]

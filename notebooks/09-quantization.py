@@ -80,7 +80,7 @@ results = quantized_results(lab, "tofu", folders, codes, config, oracle)
 # utility-preserving, small-weight-change unlearning that Zhang et al. found 4-bit quantization undoes.
 
 # %% tags=["hide-input"]
-show_recipes(lab, methods, target, scales, forget_split=forget_split)
+show_recipes(lab, methods, target, {m: s.lr_factor for m, s in scales.items()}, forget_split=forget_split)
 
 # %% [markdown]
 # ## Full precision against 4 bits

@@ -57,7 +57,7 @@ from unlearning import recipes
 from experiments.plotting import plot_losses_by_rule, plot_module_conflicts, plot_sago_against_pcgrad, use_book_style
 from experiments.presentation import glue
 from experiments.lab import Lab
-from experiments.retention import geometry_runs, sago_run_name
+from experiments.retention import geometry_factors, geometry_runs, sago_run_name
 
 use_book_style()
 lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_scale)
@@ -71,7 +71,8 @@ logs = alignment.logs_of(geometry_runs(lab, objective, rules, start))
 
 # %% tags=["hide-input"]
 show_recipe(lab, recipe, list(dict.fromkeys(sago_run_name(recipe, objective, rule)[0] for rule in rules)),
-             f"base-{size}", benchmark="wmdp", forget_split="bio-forget-corpus")
+            f"base-{size}", benchmark="wmdp", forget_split="bio-forget-corpus",
+            factors=geometry_factors(lab, objective, rules, start))
 
 # %% [markdown]
 # ## Losses along training (the SAGO paper's Fig. 1)

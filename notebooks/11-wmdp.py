@@ -55,6 +55,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown
 
+from experiments.calibration import check_summary, check_table, grid_factors
 from experiments.tables import show_recipe
 from experiments.plotting import plot_wmdp_pareto, use_book_style
 from experiments.presentation import glue
@@ -79,7 +80,20 @@ results = pd.concat([main[main.split == splits[0]], sweep[sweep.variant != "forg
 # %% tags=["hide-input"]
 for split in splits:
     show_recipe(lab, f"sago/wmdp-{split}", sorted(set(main[main.split == split].recipe.str.split(" ").str[0])), base,
-                 benchmark="wmdp", forget_split=f"{split}-forget-corpus")
+                benchmark="wmdp", forget_split=f"{split}-forget-corpus", factors=grid_factors(main, "split", split))
+
+# %% [markdown]
+# Each run's rate factor is calibrated on this base model as {ref}`scaling-rule` states the rule,
+# with MMLU as the utility it must keep (three quarters of the target's at every kept checkpoint and at
+# its end); the retain-weight sweep below runs at the factor of its recipe run. Before the page
+# judges, every run is checked: a collapse is MMLU below three quarters of the target's at its first
+# point, a removal the split's own accuracy below the target's beyond the paired interval over the
+# same questions. {glue:md}`check_summary`
+
+# %% tags=["hide-input"]
+checks = list(main["check"]) + list(sweep[sweep.variant != "forget-only"]["check"])
+glue(check_summary=check_summary(checks))
+check_table(checks).style.format(precision=3)
 
 # %% [markdown]
 # ## The main table

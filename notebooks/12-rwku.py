@@ -45,6 +45,7 @@ check_parameters("12-rwku", globals())  # every parameter, before any work: one 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown
 
+from experiments.calibration import check_summary, check_table, grid_factors
 from experiments.tables import show_recipe
 from unlearning.benchmarks.rwku import summarise
 from experiments.plotting import plot_forget_neighbour_panels, use_book_style
@@ -58,7 +59,19 @@ lab = Lab.for_profile(profile, device=device, dtype=dtype, recipe_scale=recipe_s
 base = f"base-{size}"
 target = lab.evaluate("rwku", lab.model(base))
 results, _ = rwku_grid(lab, "rwku", base, objectives)
-show_recipe(lab, "sago/rwku", sorted(set(results.recipe.str.split(" ").str[0])), base, benchmark="rwku")
+show_recipe(lab, "sago/rwku", sorted(set(results.recipe.str.split(" ").str[0])), base, benchmark="rwku",
+            factors=grid_factors(results))
+glue(check_summary=check_summary(list(results["check"])))
+
+# %% [markdown]
+# Each run's rate factor is calibrated on this base model as {ref}`scaling-rule` states the rule,
+# with RWKU's neighbour summary as the utility it must keep (three quarters of the target's at every
+# kept checkpoint and at its end). Before the page judges, every run is checked: a collapse is the
+# neighbour summary below three quarters of the target's at its first point, a removal the forget
+# summary below the target's beyond the paired interval over the same probes. {glue:md}`check_summary`
+
+# %% tags=["hide-input"]
+check_table(list(results["check"])).style.format(precision=3)
 
 # %% [markdown]
 # ## Forgetting against neighbour knowledge

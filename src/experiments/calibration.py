@@ -29,9 +29,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 
-from experiments.intervals import Estimate, metric_difference
+from experiments.intervals import Estimate, items_of, metric_difference
 from experiments.lab import Lab, eval_config, tofu_oracle, tofu_recipe
 from experiments.trajectory import checkpoint_steps
 from unlearning.benchmarks import get_benchmark
@@ -43,8 +44,12 @@ LADDER_STEP = 4.0  # each rung divides the factor by this
 RUNGS = 6          # 200 -> 50, 12.5, 3.1, 0.78, 0.2 for the laboratory's models
 # the points a fixed-budget calibration run keeps: steps 2, 4, 8, ... (chapter 6's time-to-quality schedule)
 CHECKPOINT_FIRST, CHECKPOINT_GROWTH = 2, 2.0
-# the headline metrics each calibrated benchmark is read by: (utility, higher is better; forget, lower is better)
-HEADLINES = {"tofu": ("model_utility", "forget_Q_A_ROUGE")}
+# the headline metrics each calibrated benchmark is read by
+# (utility, higher is better; forget, lower is better): an entry of the suite or a statistic of its items.
+# WMDP's forget metric is the unlearned split's own accuracy (each caller names it); MUSE has none here:
+# its utility, KnowMem on the retain set, sits at zero on the laboratory's models (chapter 7's floors)
+HEADLINES = {"tofu": ("model_utility", "forget_Q_A_ROUGE"), "tofu-real": ("model_utility", "forget_Q_A_ROUGE"),
+             "wmdp": ("mmlu_accuracy", None), "rwku": ("neighbour", "forget"), "rwku-real": ("neighbour", "forget")}
 
 Point = tuple[int, Mapping]  # (step, the benchmark's metrics of the model at that step)
 
@@ -89,7 +94,10 @@ class Calibration:
 
     @property
     def scale(self) -> Scale:
-        """The base scale at the chosen factor, its reason in words."""
+        """The base scale at the chosen factor, its reason in words (the base itself where no
+        ladder ran: a real checkpoint, or the paper's own numbers)."""
+        if not self.rungs:
+            return self.base
         kept = (f"the largest factor of {self.base.lr_factor:g} / {LADDER_STEP:g}^k ({self.base.why}) at which the run"
                 if self.chosen is not None else f"no factor of {self.base.lr_factor:g} / {LADDER_STEP:g}^k down to this one "
                 f"({self.base.why}) at which the run")
@@ -105,21 +113,37 @@ class Calibration:
 
 
 def calibrate(run: str, base: Scale, points_at: Callable[[Scale], tuple[float, int, Sequence[Point]]],
-              start: Mapping, *, utility: str, forget: str, keep: float = KEEP, step: float = LADDER_STEP,
-              rungs: int = RUNGS) -> Calibration:
+              start: Mapping, *, utility: Callable[[Mapping], float], forget: Callable[[Mapping], float],
+              keep: float = KEEP, step: float = LADDER_STEP, rungs: int = RUNGS) -> Calibration:
     """The ladder of `run` from `base` down: `points_at(scale)` runs it at one rung and returns
-    (its learning rate, its steps, its points); the first rung whose utility stays at least `keep`
-    of `start[utility]` at every point is chosen. Only `utility` decides; `forget` is reported."""
+    (its learning rate, its steps, its points); the first rung whose `utility` (read from a point's
+    metrics) stays at least `keep` of the start's at every point is chosen. Only `utility` decides;
+    `forget` is reported."""
     if not 0 < keep <= 1 or not step > 1 or rungs < 1:
         raise ValueError(f"need 0 < keep <= 1, step > 1 and rungs >= 1; got keep={keep}, step={step}, rungs={rungs}")
-    floor, tried = keep * float(start[utility]), []
+    start_utility, tried = utility(start), []
     for k in range(rungs):
         lr, steps, points = points_at(replace(base, lr_factor=base.lr_factor / step ** k))
-        tried.append(Rung(base.lr_factor / step ** k, lr, steps, tuple((s, float(m[utility])) for s, m in points),
-                          float(points[-1][1][forget]) if points else math.nan))
-        if tried[-1].keeps(floor):
-            return Calibration(run, base, float(start[utility]), tuple(tried), k, keep)
-    return Calibration(run, base, float(start[utility]), tuple(tried), None, keep)
+        tried.append(Rung(base.lr_factor / step ** k, lr, steps, tuple((s, utility(m)) for s, m in points),
+                          forget(points[-1][1]) if points else math.nan))
+        if tried[-1].keeps(keep * start_utility):
+            return Calibration(run, base, start_utility, tuple(tried), k, keep)
+    return Calibration(run, base, start_utility, tuple(tried), None, keep)
+
+
+def headline(metrics: Mapping, benchmark: str, name: str | None) -> float:
+    """A metric of an evaluation: its own entry, or the benchmark's statistic of that name
+    recomputed from its items (RWKU's forget and neighbour summaries); NaN for a diverged run."""
+    if name is None:  # a benchmark whose forget metric its caller names (WMDP), named by none
+        return math.nan
+    if name in metrics:
+        return float(metrics[name])
+    items = items_of(metrics)
+    if items is None:
+        return math.nan
+    one = {part: {key: np.asarray(values, dtype=float)[None, :] for key, values in fields.items()}
+           for part, fields in items.items()}
+    return float(get_benchmark(benchmark).statistics[name](one)[0])
 
 
 def calibration_checkpoints(spec) -> tuple[int, ...]:
@@ -142,27 +166,31 @@ def run_points(lab: Lab, benchmark: str, record: dict, config, oracle: dict | No
     return points + [(record["steps"], lab.evaluate(benchmark, record["dir"], config=config, oracle=oracle))]
 
 
-def calibration(lab: Lab, recipe: str, run: str, model: str, *, split: str, oracle: str | None = None,
-                benchmark: str = "tofu") -> Calibration:
-    """The calibrated rate of one recipe run from the learned model `model`, on a QA benchmark's
-    forget split `split` (the chapters calibrate on the largest); `oracle` names the model whose
-    metrics the evaluations are cached with (the criterion never reads them). A real checkpoint,
-    or a lab at the paper's numbers, keeps its scale: a ladder of one rung, not run."""
+def calibration(lab: Lab, recipe: str, run: str, model: str, *, split: str | None = None, oracle: str | None = None,
+                benchmark: str = "tofu", forget: str | None = None, **changes) -> Calibration:
+    """The calibrated rate of one recipe run from the learned model `model` on `benchmark`, at its
+    forget split `split` (its default when None; TOFU's chapters calibrate on the largest); `oracle`
+    names the model whose metrics the evaluations are cached with (the criterion never reads them).
+    `forget` replaces the benchmark's forget metric (WMDP: the split's own accuracy) and `changes`
+    are the run's `recipes.Changes` as the chapter runs it (rule, retain split, ...), so that the
+    chosen rung is the chapter's run. A real checkpoint, or a lab at the paper's numbers, keeps its
+    scale: a ladder of no rung."""
     loaded = load_recipe(recipe)
     base = lab.recipe_scale(loaded, model, split, benchmark)
-    utility, forget = HEADLINES[benchmark]
+    if base.lr_factor == 1.0 or lab.scale_rule == "paper":
+        return Calibration(run, base, math.nan, (), None)
+    utility, forget = HEADLINES[benchmark][0], forget or HEADLINES[benchmark][1]
     config = eval_config(benchmark, split)
     oracle_metrics = None if oracle is None else lab.evaluate(benchmark, lab.model(oracle), config=config)
     start = lab.evaluate(benchmark, lab.model(model), config=config, oracle=oracle_metrics)
-    if base.lr_factor == 1.0 or lab.scale_rule == "paper":
-        return Calibration(run, base, float(start[utility]), (), None)
 
     def points_at(scale: Scale):
-        spec = lab.recipe_spec(loaded, run, model, scale=scale, benchmark=benchmark, forget_split=split)
+        spec = lab.recipe_spec(loaded, run, model, scale=scale, benchmark=benchmark, forget_split=split, **changes)
         record = lab.run_spec(spec, model, checkpoints=calibration_checkpoints(spec))
         return spec.optim.lr, record["steps"], run_points(lab, benchmark, record, config, oracle_metrics)
 
-    return calibrate(run, base, points_at, start, utility=utility, forget=forget)
+    return calibrate(run, base, points_at, start, utility=lambda m: headline(m, benchmark, utility),
+                     forget=lambda m: headline(m, benchmark, forget))
 
 
 def tofu_calibration(lab: Lab, method: str, target: str, size: str, recipe: str | None = None) -> Calibration:
@@ -210,13 +238,15 @@ class Check:
                 "collapsed": self.collapsed, "forgot": self.moved}
 
 
-def check(name: str, points: Sequence[Point], start: Mapping, benchmark: str = "tofu") -> Check:
-    """The check of one run from its points (`run_points`) and its start model's metrics."""
-    utility, forget = HEADLINES[benchmark]
-    base = float(start[utility])
-    share = (lambda m: float(m[utility]) / base) if base else (lambda m: math.nan)
-    statistic = get_benchmark(benchmark).statistics[forget]
-    return Check(name, share(points[0][1]), share(points[-1][1]), metric_difference(points[-1][1], start, statistic))
+def check(name: str, points: Sequence[Point], start: Mapping, benchmark: str = "tofu", forget: str | None = None) -> Check:
+    """The check of one run from its points (`run_points`) and its start model's metrics (`forget`
+    replaces the benchmark's forget metric, as in `calibration`)."""
+    utility, forget = HEADLINES[benchmark][0], forget or HEADLINES[benchmark][1]
+    base = headline(start, benchmark, utility)
+    share = (lambda m: headline(m, benchmark, utility) / base) if base else (lambda m: math.nan)
+    change = (Estimate(math.nan, math.nan, math.nan, "no forget metric named") if forget is None else
+              metric_difference(points[-1][1], start, get_benchmark(benchmark).statistics[forget]))
+    return Check(name, share(points[0][1]), share(points[-1][1]), change)
 
 
 def check_table(checks: Sequence[Check]) -> pd.DataFrame:
@@ -234,3 +264,12 @@ def check_summary(checks: Sequence[Check]) -> str:
              f"forgetting did not move beyond its interval for {', '.join(still)}" if still else
              "every run's forget metric fell beyond its paired interval"]
     return "; ".join(parts) + "."
+
+
+def grid_factors(results, split_column: str | None = None, split: str | None = None) -> dict[str, float]:
+    """The calibrated rate factor of each recipe run of a SAGO grid's table (`factor` per row; the
+    run's name is the first word of `recipe`), for `tables.show_recipe`; rows of one split only
+    when `split_column` and `split` are given."""
+    if split_column is not None:
+        results = results[results[split_column] == split]
+    return {str(recipe).split(" ")[0]: float(factor) for recipe, factor in zip(results["recipe"], results["factor"])}

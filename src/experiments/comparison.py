@@ -199,13 +199,13 @@ TOFU_COLUMNS = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "for
                 "extraction_strength": "ES", "exact_memorization": "EM", "privleak": "PrivLeak"}
 
 
-def show_recipes(lab: Lab, methods, target: str, scales: dict | None = None, **options) -> None:
+def show_recipes(lab: Lab, methods, target: str, factors: dict | None = None, **options) -> None:
     """The recipe tables (`tables.show_recipe`) of every method of a TOFU comparison but RMU, which runs the
-    book's protocol: one table per recipe, its methods together, each at its scale in `scales`
-    (the calibrated ones, `calibration.tofu_scales`)."""
+    book's protocol: one table per recipe, its methods together, each at its calibrated rate
+    factor in `factors` (`calibration.tofu_scales`)."""
     paper = [m for m in methods if m != "RMU"]
     for name in dict.fromkeys(tofu_recipe(m) for m in paper):
-        show_recipe(lab, name, [m for m in paper if tofu_recipe(m) == name], target, calibrated=scales, **options)
+        show_recipe(lab, name, [m for m in paper if tofu_recipe(m) == name], target, factors=factors, **options)
 
 
 def flat_tofu_metrics(main, methods) -> dict[str, str]:
@@ -418,10 +418,6 @@ class ScaleStudy:
     factors: dict  # method -> the rate factor every size runs
     checks: list
 
-    def scales(self, size: str) -> dict:
-        """Each method's scale at `size`, at the common factor (what the recipe table shows)."""
-        return {m: replace(self.calibrations[size, m].scale, lr_factor=f) for m, f in self.factors.items()}
-
     def ladders(self) -> dict:
         """Every calibration, labelled by method and size (`calibration.ladder_table`)."""
         return {f"{m}, size {size}": c for (size, m), c in self.calibrations.items()}
@@ -444,7 +440,8 @@ def scale_comparison(lab: Lab, sizes, methods, forget_split: str, recipe: str = 
         start = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
         rows += [oracle_row(oracle, **labels), model_row("Target", start, **labels)]
         for method in methods:
-            scale = replace(calibrations[size, method].scale, lr_factor=factors[method])
+            scale = replace(calibrations[size, method].scale, lr_factor=factors[method],
+                            why=f"{calibrations[size, method].base.why}, one factor at every size")
             spec = lab.recipe_spec(recipe, method, target, scale=scale, forget_split=forget_split)
             run = lab.run_spec(spec, target, checkpoints=calibration_checkpoints(spec))
             points = run_points(lab, "tofu", run, config, oracle)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pandas as pd
 
 from experiments import verdicts
+from experiments.calibration import calibration, check, run_points
 from experiments.claims import record
 from experiments.floors import mark, near_level
 from experiments.intervals import mean_items, metric_difference, metric_value, with_seeds
@@ -56,35 +57,59 @@ def sago_run_name(recipe: Recipe, objective: str, rule: str | None) -> tuple[str
 def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, rules=SAGO_RULES, *,
               recipe: str | Recipe, forget_split: str | None = None, retain_split: str | None = None,
               retain_weights=(None,), evaluate_config: EvalConfig = EvalConfig(), scale: Scale | None = None,
-              record_geometry: bool = True, forget_only: bool = True, **options):
+              record_geometry: bool = True, forget_only: bool = True, forget_metric: str | None = None, **options):
     """Every (objective, rule, retain weight) run of the SAGO paper's grid, plus each
     objective's forget-only variant (unless `forget_only` is False), each with the settings of its run in `recipe` (per rule: the
     official rates, budgets and weights differ), and its metrics: one dict per run.
 
+    Each run's rate is `scale`, or when None its calibration on `model` at the recipe's weights
+    (`experiments.calibration`: `forget_metric` names the forget metric it reports, the
+    benchmark's when None), which every retain weight of the sweep then shares; `factor` gives it.
     `retain_weights` sweeps alpha (None: the recipe's); geometry is recorded on every run with a
     retain term unless `record_geometry` is False (it compares four rules on every step's gradients:
     seconds a step on the real model), so the geometry chapter reads the same runs; `options` go to every RunSpec
     (e.g. `max_steps`, to cap the budgets).
     """
     recipe = load_recipe(recipe) if isinstance(recipe, str) else recipe
-    splits = dict(benchmark=benchmark, forget_split=forget_split, retain_split=retain_split, scale=scale, **options)
+    splits = dict(benchmark=benchmark, forget_split=forget_split, retain_split=retain_split, **options)
+
+    def scale_of(name: str, **changes) -> dict:
+        """The run's scale: `scale` when given, else its calibration (`calibration.calibration`)."""
+        if scale is not None:
+            return {"scale": scale, "factor": scale.lr_factor}
+        seedless = {k: v for k, v in options.items() if k != "seed"}  # one calibration serves every seed
+        calibrated = calibration(lab, recipe.name, name, model, split=forget_split, forget=forget_metric,
+                                 retain_split=retain_split, **seedless, **changes).scale
+        return {"scale": calibrated, "factor": calibrated.lr_factor}
+
+    start = lab.evaluate(benchmark, lab.model(model), config=evaluate_config)
+
+    def checked(name: str, record: dict) -> dict:
+        """The run's check before a chapter judges it (`calibration.check`) and its final metrics."""
+        points = run_points(lab, benchmark, record, evaluate_config, None)
+        return {"check": check(name, points, start, benchmark, forget_metric), **points[-1][1]}
+
     rows = []
     for objective in objectives:
         if forget_only:
             name, _ = sago_run_name(recipe, objective, None)
-            plain = lab.recipe_run(recipe, name, model, **splits)
+            chosen = scale_of(name, benchmark=benchmark)
+            plain = lab.recipe_run(recipe, name, model, scale=chosen["scale"], **splits)
             rows.append({"objective": objective, "variant": "forget-only", "rule": "-", "alpha": 0.0, "recipe": name,
-                         "run": plain, **lab.evaluate(benchmark, plain["dir"], config=evaluate_config)})
+                         "factor": chosen["factor"], "run": plain, **checked(f"{name}, {forget_split}", plain)})
         for rule in rules:
             name, note = sago_run_name(recipe, objective, rule)
+            chosen = scale_of(name, benchmark=benchmark, rule=rule, record_geometry=record_geometry)
             for alpha in retain_weights:
                 hparams = {} if alpha is None else {"alpha": alpha}
-                run_record = lab.recipe_run(recipe, name, model, rule=rule, hparams=hparams,
+                run_record = lab.recipe_run(recipe, name, model, rule=rule, hparams=hparams, scale=chosen["scale"],
                                             record_geometry=record_geometry, **splits)
                 variant = "+GD" if rule == "sum" else f"+GD+{rule}"
                 rows.append({"objective": objective, "variant": variant, "rule": rule, "recipe": name + (
-                             f" ({note})" if note else ""), "alpha": run_record["hparams"]["alpha"], "run": run_record,
-                             **lab.evaluate(benchmark, run_record["dir"], config=evaluate_config)})
+                             f" ({note})" if note else ""), "alpha": run_record["hparams"]["alpha"],
+                             "factor": chosen["factor"], "run": run_record, **checked(
+                                 f"{name}" + (f", alpha {alpha:g}" if alpha is not None else "") + f", {forget_split}",
+                                 run_record)})
     return rows
 
 
@@ -147,7 +172,7 @@ def wmdp_grid(lab: Lab, base: str, split: str, objectives, target: dict, **optio
     `recovery %` its MMLU against the target's (`target`: the base model's evaluation)."""
     frame = pd.DataFrame(sago_grid(lab, "wmdp", base, objectives, recipe=f"sago/wmdp-{split}",
                                    forget_split=f"{split}-forget-corpus", retain_split=f"{split}-retain-corpus",
-                                   **options)).drop(columns="run")
+                                   forget_metric=f"wmdp-{split}_accuracy", **options)).drop(columns="run")
     frame.insert(0, "split", split)
     frame["forget"] = frame[f"wmdp-{split}_accuracy"]
     frame["recovery %"] = [recovery_percent(m, target["mmlu_accuracy"]) for m in frame["mmlu_accuracy"]]
@@ -382,11 +407,27 @@ def geometry_runs(lab: Lab, objective: str, rules, start: str, optimizer: str | 
                   recipe: str = "sago/wmdp-bio") -> dict:
     """Chapter 10's runs (SAGO paper, geometry table): `objective` under each rule of `rules` from
     `start` on WMDP-Bio with the recipe's settings for that rule, the gradient geometry logged at
-    every step, under `optimizer` (the recipe's own when None). Rule -> run record."""
+    every step, under `optimizer` (the recipe's own when None), each at the rate its calibration
+    chose under the recipe's optimizer (the runs of chapter 11's grid). Rule -> run record."""
     loaded, runs = load_recipe(recipe), {}
     for rule in rules:
-        spec = lab.recipe_spec(loaded, sago_run_name(loaded, objective, rule)[0], start, rule=rule, record_geometry=True,
-                               optimizer=optimizer, **WMDP_BIO)
+        name = sago_run_name(loaded, objective, rule)[0]
+        spec = lab.recipe_spec(loaded, name, start, rule=rule, record_geometry=True, optimizer=optimizer,
+                               scale=_geometry_scale(lab, recipe, name, rule, start), **WMDP_BIO)
         runs[rule] = lab.run_spec(spec, start)
     return runs
+
+
+def geometry_factors(lab: Lab, objective: str, rules, start: str, recipe: str = "sago/wmdp-bio") -> dict[str, float]:
+    """The calibrated rate factor of each recipe run of `geometry_runs` (for its recipe table)."""
+    loaded = load_recipe(recipe)
+    names = {rule: sago_run_name(loaded, objective, rule)[0] for rule in rules}
+    return {name: _geometry_scale(lab, recipe, name, rule, start).lr_factor for rule, name in names.items()}
+
+
+def _geometry_scale(lab: Lab, recipe: str, name: str, rule: str, start: str):
+    """A geometry run's scale: its calibration as chapter 11's grid runs it on WMDP-Bio."""
+    return calibration(lab, recipe, name, start, split=WMDP_BIO["forget_split"], benchmark="wmdp",
+                       forget="wmdp-bio_accuracy", retain_split=WMDP_BIO["retain_split"], rule=rule,
+                       record_geometry=True).scale
 

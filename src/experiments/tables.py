@@ -5,6 +5,7 @@ every sequence (`proposition1_table`, `proposition1_summary`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import pandas as pd
 import torch
@@ -16,13 +17,14 @@ from unlearning.recipes import PAPER_SCALE, Recipe, RunRecipe, Scale, load, scal
 
 
 def recipe_table(recipe: Recipe, runs: list[str] | None = None, scale: Scale = PAPER_SCALE,
-                 calibrated: Mapping[str, Scale] | None = None) -> pd.DataFrame:
+                 factors: Mapping[str, float] | None = None) -> pd.DataFrame:
     """The chapters' recipe table: one row per run, as the paper ran it (`paper lr`, `paper
-    batch`) and as this page runs it under `scale` (or the run's scale in `calibrated`), with the
-    source of the rate and the method."""
+    batch`) and as this page runs it under `scale` (at the run's calibrated rate factor in
+    `factors`, `experiments.calibration`), with the source of the rate and the method."""
     rows = []
     for name in runs or list(recipe.runs):
-        paper, ours = recipe.run(name), scaled(recipe.run(name), (calibrated or {}).get(name, scale))
+        run_scale = scale if name not in (factors or {}) else replace(scale, lr_factor=factors[name])
+        paper, ours = recipe.run(name), scaled(recipe.run(name), run_scale)
         row = {"run": name, "paper lr": f"{paper.optim['lr']:.3g}", "paper batch": paper.optim["batch_size"],
                **describe_run(ours), "source": recipe.source(name, "optim.lr") + "; " + recipe.source(name, "method")}
         rows.append(row)
@@ -30,20 +32,17 @@ def recipe_table(recipe: Recipe, runs: list[str] | None = None, scale: Scale = P
 
 
 def show_recipe(lab, recipe: str | Recipe, runs: list[str] | None, model: str, *,
-                calibrated: Mapping[str, Scale] | None = None, **where) -> Scale:
+                factors: Mapping[str, float] | None = None, **where) -> None:
     """The chapters' "recipes of this page": the scaling rule in one sentence and the table of
-    `runs` of `recipe` as run from `model` (`Lab.recipe_scale`, or each run's scale in
-    `calibrated`; `where`: benchmark and forget split), displayed; returns the base scale."""
+    `runs` of `recipe` as run from `model` (`Lab.recipe_scale`, each run at its calibrated rate
+    factor in `factors`; `where`: benchmark and forget split), displayed."""
     recipe = load(recipe) if isinstance(recipe, str) else recipe
     scale = lab.recipe_scale(recipe, model, where.get("forget_split"), where.get("benchmark"))
-    factors = ", ".join(f"{name} x {calibrated[name].lr_factor:g}" for name in runs or recipe.runs
-                        if name in (calibrated or {}))
-    rule = scale.describe() + (f" Each run's rate factor is then calibrated on this model ({factors}): the "
-                               "largest of the ladder that keeps the model, as the section on the scaling rule "
-                               "shows." if factors else "")
+    named = ", ".join(f"{name} x {factors[name]:g}" for name in runs or recipe.runs if name in (factors or {}))
+    rule = scale.describe() + (f" Each run's rate factor is then calibrated on this model ({named}): the "
+                               "largest of its ladder that keeps the model ({ref}`scaling-rule`)." if named else "")
     display(Markdown(f"**{recipe.title}** (recipe `{recipe.name}`, {recipe.paper}). {rule}"))
-    display(recipe_table(recipe, runs, scale, calibrated))
-    return scale
+    display(recipe_table(recipe, runs, scale, factors))
 
 
 def violation_grid(models: dict, examples, pad_token_id: int, ks, betas, rhos) -> pd.DataFrame:

@@ -6,11 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from experiments.calibration import KEEP, Rung, calibrate, check, check_summary, ladder_table
+from experiments.calibration import KEEP, Calibration, Rung, calibrate, check, check_summary, headline, ladder_table
 from unlearning.recipes import Scale
 
 BASE = Scale(lr_factor=200.0, size_factor=0.25, why="the start model's rate / the paper's")
 START = {"model_utility": 0.40, "forget_Q_A_ROUGE": 0.9}
+READ = {"utility": lambda m: m["model_utility"], "forget": lambda m: m["forget_Q_A_ROUGE"]}
 
 
 def fake_runs(utilities_by_factor: dict, seen: list):
@@ -28,7 +29,7 @@ def test_the_ladder_descends_by_quarters_and_stops_at_the_first_rung_that_keeps_
     # floor = 0.75 * 0.40 = 0.30: 200 dips to 0.0, 50 to 0.29 (just under), 12.5 no lower than 0.31
     runs = {200.0: [0.40, 0.10, 0.0], 50.0: [0.40, 0.29, 0.35], 12.5: [0.40, 0.31, 0.33], 3.125: [0.4, 0.4, 0.4]}
     seen = []
-    result = calibrate("GradDiff", BASE, fake_runs(runs, seen), START, utility="model_utility", forget="forget_Q_A_ROUGE")
+    result = calibrate("GradDiff", BASE, fake_runs(runs, seen), START, **READ)
     assert seen == [200.0, 50.0, 12.5]  # 3.125 is never run
     assert result.chosen == 2 and result.scale.lr_factor == 12.5
     assert result.scale.size_factor == 0.25 and "calibrated" in result.scale.why
@@ -41,15 +42,18 @@ def test_the_ladder_descends_by_quarters_and_stops_at_the_first_rung_that_keeps_
 
 def test_a_run_that_keeps_its_model_at_the_base_factor_runs_the_base_rule():
     seen = []
-    result = calibrate("SimNPO+GD", BASE, fake_runs({200.0: [0.4, 0.39]}, seen), START, utility="model_utility",
-                       forget="forget_Q_A_ROUGE")
+    result = calibrate("SimNPO+GD", BASE, fake_runs({200.0: [0.4, 0.39]}, seen), START, **READ)
     assert seen == [200.0] and result.chosen == 0 and result.scale.lr_factor == 200.0
 
 
 def test_when_no_rung_keeps_the_model_the_smallest_is_taken_and_said():
     runs = {200.0 / 4 ** k: [0.1] for k in range(3)}
-    result = calibrate("GA", BASE, fake_runs(runs, []), START, utility="model_utility", forget="forget_Q_A_ROUGE", rungs=3)
+    result = calibrate("GA", BASE, fake_runs(runs, []), START, **READ, rungs=3)
     assert result.chosen is None and result.scale.lr_factor == 12.5 and "no factor" in result.scale.why
+
+
+def test_without_a_ladder_the_scale_is_the_base():
+    assert Calibration("MASC", BASE, 0.4, (), None).scale == BASE  # a real checkpoint: nothing was run
 
 
 def test_a_diverged_point_never_keeps_the_model():
@@ -61,7 +65,7 @@ def test_a_diverged_point_never_keeps_the_model():
 @pytest.mark.parametrize("keep, step, rungs", [(0.0, 4.0, 6), (1.5, 4.0, 6), (0.75, 1.0, 6), (0.75, 4.0, 0)])
 def test_calibrate_refuses_a_ladder_that_cannot_be_climbed(keep, step, rungs):
     with pytest.raises(ValueError, match="keep"):
-        calibrate("MASC", BASE, fake_runs({}, []), START, utility="model_utility", forget="forget_Q_A_ROUGE",
+        calibrate("MASC", BASE, fake_runs({}, []), START, **READ,
                   keep=keep, step=step, rungs=rungs)
 
 
@@ -86,3 +90,11 @@ def test_the_check_reads_the_first_point_for_collapse_and_the_end_for_forgetting
     assert "MASC" not in text
     assert check_summary([kept]) == (f"no run collapsed at its first point (each kept at least {KEEP:.0%} of the "
                                      "start's utility); every run's forget metric fell beyond its paired interval.")
+
+
+def test_a_headline_is_the_suites_entry_or_its_statistic_recomputed_from_the_items():
+    assert headline({"model_utility": 0.4}, "tofu", "model_utility") == 0.4
+    # RWKU's neighbour summary is the mean of its two levels' mean recalls: (0.5 + 0.25) / 2, by hand
+    items = {"neighbor_level1": {"recall": [1.0, 0.0]}, "neighbor_level2": {"recall": [0.25, 0.25, 0.25, 0.25]}}
+    assert headline({"items": items}, "rwku", "neighbour") == pytest.approx(0.375)
+    assert math.isnan(headline({}, "rwku", "neighbour"))  # a diverged run has no items

@@ -11,6 +11,7 @@ from unlearning.engine import OptimConfig
 from laboratory.learning import LearnPlan, learn
 from experiments.lab import Lab, Protocol, tofu_oracle, tofu_target
 from experiments.retention import sago_grid
+from unlearning.recipes import load as load_recipe
 from unlearning.runs import StopConfig
 
 TINY = {"sizes": ["xs"], "main_size": "xs", "pretrain": {"epochs": 1, "batch_size": 64},
@@ -70,9 +71,12 @@ def test_quantized_copy_is_made_once_and_differs_from_the_source(lab):
 
 
 def test_sago_grid_runs_forget_only_and_every_rule_with_geometry(lab):
+    # at one given scale (without one, each run's calibration chooses its own: test_calibration)
+    scale = lab.recipe_scale(load_recipe("sago/wmdp-bio"), "base-xs", "bio-forget-corpus", "wmdp")
     rows = sago_grid(lab, "wmdp", "base-xs", ["GradDiff"], rules=["sum", "sago"], recipe="sago/wmdp-bio",
-                     forget_split="bio-forget-corpus", retain_split="bio-retain-corpus", max_steps=3)
+                     forget_split="bio-forget-corpus", retain_split="bio-retain-corpus", max_steps=3, scale=scale)
     assert [(r["variant"], r["rule"]) for r in rows] == [("forget-only", "-"), ("+GD", "sum"), ("+GD+sago", "sago")]
+    assert {r["factor"] for r in rows} == {scale.lr_factor}
     assert rows[0]["run"]["method"] == "GA" and "mmlu_accuracy" in rows[0]
     # each rule with its own official settings: SAGO's bio run at alpha 0.5 and lr 1e-5, +GD's at 3e-6
     assert [r["recipe"] for r in rows] == ["GA", "GradDiff/sum", "GradDiff/sago"]

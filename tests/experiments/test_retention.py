@@ -82,12 +82,25 @@ class _SpecLab:
         return {"log": [], "spec": spec}
 
 
-def test_the_geometry_runs_log_the_geometry_of_each_rule_on_wmdp_bio():
+def test_the_geometry_runs_log_the_geometry_of_each_rule_on_wmdp_bio(monkeypatch):
+    from types import SimpleNamespace
+
+    from experiments import retention
+
+    calibrated = []
+
+    def fake_calibration(lab, recipe, name, start, **where):
+        calibrated.append((recipe, name, where["rule"], where["record_geometry"], where["forget"]))
+        return SimpleNamespace(scale=f"{name} calibrated")
+
+    monkeypatch.setattr(retention, "calibration", fake_calibration)
     lab = _SpecLab()
     runs = geometry_runs(lab, "GradDiff", ["sum", "sago"], "base-xs")
     assert list(runs) == ["sum", "sago"] and len(lab.specs) == 2
-    assert all(s.options == {"rule": r, "record_geometry": True, "optimizer": None, **WMDP_BIO}
-               for s, r in zip(lab.specs, runs))
+    # each rule at the rate its calibration chose, as chapter 11's grid runs it (geometry on, WMDP-Bio's accuracy)
+    assert calibrated == [("sago/wmdp-bio", f"GradDiff/{r}", r, True, "wmdp-bio_accuracy") for r in ("sum", "sago")]
+    assert all(s.options == {"rule": r, "record_geometry": True, "optimizer": None, "scale": f"GradDiff/{r} calibrated",
+                             **WMDP_BIO} for s, r in zip(lab.specs, runs))
     geometry_runs(lab, "GradDiff", ["sago"], "base-xs", optimizer="sgd")
     assert lab.specs[-1].options["optimizer"] == "sgd"
 
