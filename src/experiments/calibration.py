@@ -8,8 +8,9 @@ target (size s, forget10), MASC's LoRA run at 200x stops after 2 steps with mode
 GradDiff and SimNPO+GD end their 10 epochs at 0.000. So each recipe run's factor is chosen by
 
     the largest factor of the ladder base, base / 4, base / 16, ... (at most `RUNGS` rungs) at
-    which the run keeps its model: at every kept checkpoint and at its end, the benchmark's
-    utility metric stays at least `KEEP` (three quarters) of its start model's.
+    which the run keeps its model: at no kept checkpoint and not at its end does the benchmark's
+    utility metric fall below `KEEP` (three quarters) of its start model's beyond the paired 95 %
+    interval over the same items (`lost_utility`).
 
 It reads the start model and the run's own points, never the retain-only oracle, and it says
 nothing about forgetting: each method forgets what that rate gives it, as its authors' rate does
@@ -18,9 +19,12 @@ keeps the model, so a method that keeps its model at the base factor runs exactl
 Every rung is an ordinary run of the store (computed once), and the chosen rung's run is the
 chapter's run of that split.
 
+A rung's points are read from its end backwards and the reading stops at the first that lost
+the model, so a failed rung costs the evaluations that show it failed.
+
 `check` reads every recipe run again before a chapter judges it: utility at its first point
-(its first checkpoint, or its end when it kept none) below `KEEP` of the start's is a collapse,
-and forgetting that did not move beyond the paired interval over the same items is no removal.
+(its first checkpoint, or its end when it kept none) lost as above is a collapse, and forgetting
+that did not move beyond the paired interval over the same items is no removal.
 """
 
 from __future__ import annotations
@@ -28,11 +32,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
-from experiments.intervals import Estimate, items_of, metric_difference
+from experiments.intervals import Estimate, bootstrap, items_of, metric_difference
 from experiments.lab import Lab, eval_config, tofu_oracle, tofu_recipe
 from experiments.trajectory import checkpoint_steps
 from unlearning.benchmarks import get_benchmark
@@ -56,23 +61,21 @@ Point = tuple[int, Mapping]  # (step, the benchmark's metrics of the model at th
 
 @dataclass(frozen=True)
 class Rung:
-    """One run of the ladder: its factor and rate, and the utility and forget metric at each of
-    its points (kept checkpoints, then its end; NaN for a run that diverged)."""
+    """One run of the ladder: its factor and rate, whether it kept its model, and the utility at
+    each point read (from its end backwards, stopping at the first below the floor: a rung that
+    kept its model has every kept checkpoint and its end) and the forget metric at its end."""
 
     factor: float
     lr: float
     steps: int
+    kept: bool
     utility: tuple[tuple[int, float], ...]
     forget_end: float
 
     def lowest(self) -> float:
-        """The lowest utility over the run's points (NaN, a diverged point, counts as lowest)."""
+        """The lowest utility over the points read (NaN, a diverged point, counts as lowest)."""
         values = [u for _, u in self.utility]
         return -math.inf if not values or any(math.isnan(u) for u in values) else min(values)
-
-    def keeps(self, floor: float) -> bool:
-        """Does the run keep its model: utility at least `floor` at every point?"""
-        return self.lowest() >= floor
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ class Calibration:
     start_utility: float
     rungs: tuple[Rung, ...]
     chosen: int | None
-    keep: float = KEEP
+    keep: float = KEEP  # the share the criterion reads (`lost_utility`)
 
     @property
     def rung(self) -> Rung:
@@ -108,27 +111,48 @@ class Calibration:
         """One row per rung tried, as the chapters print the ladder."""
         return [{"run": self.run, "factor": rung.factor, "lr": rung.lr, "steps": rung.steps,
                  "lowest utility / start": rung.lowest() / self.start_utility if self.start_utility else math.nan,
-                 "end forget": rung.forget_end, "kept": rung.keeps(self.keep * self.start_utility),
-                 "chosen": i == self.chosen} for i, rung in enumerate(self.rungs)]
+                 "end forget": rung.forget_end, "kept": rung.kept, "chosen": i == self.chosen}
+                for i, rung in enumerate(self.rungs)]
 
 
-def calibrate(run: str, base: Scale, points_at: Callable[[Scale], tuple[float, int, Sequence[Point]]],
-              start: Mapping, *, utility: Callable[[Mapping], float], forget: Callable[[Mapping], float],
-              keep: float = KEEP, step: float = LADDER_STEP, rungs: int = RUNGS) -> Calibration:
-    """The ladder of `run` from `base` down: `points_at(scale)` runs it at one rung and returns
-    (its learning rate, its steps, its points); the first rung whose `utility` (read from a point's
-    metrics) stays at least `keep` of the start's at every point is chosen. Only `utility` decides;
-    `forget` is reported."""
-    if not 0 < keep <= 1 or not step > 1 or rungs < 1:
-        raise ValueError(f"need 0 < keep <= 1, step > 1 and rungs >= 1; got keep={keep}, step={step}, rungs={rungs}")
-    start_utility, tried = utility(start), []
+def calibrate(run: str, base: Scale, points_at: Callable[[Scale], tuple[float, int, Sequence[tuple[int, Callable]]]],
+              start: Mapping, *, utility: Callable[[Mapping], float], lost: Callable[[Mapping], bool],
+              forget: Callable[[Mapping], float], step: float = LADDER_STEP, rungs: int = RUNGS) -> Calibration:
+    """The ladder of `run` from `base` down. `points_at(scale)` runs it at one rung and returns
+    (its learning rate, its steps, its points as (step, a function giving that model's metrics));
+    the points are read from the end backwards, and a rung keeps its model when `lost` holds at none
+    of them; the first rung that keeps it is chosen. `utility` and `forget` only report."""
+    if not step > 1 or rungs < 1:
+        raise ValueError(f"need step > 1 and rungs >= 1; got step={step}, rungs={rungs}")
+    tried = []
     for k in range(rungs):
         lr, steps, points = points_at(replace(base, lr_factor=base.lr_factor / step ** k))
-        tried.append(Rung(base.lr_factor / step ** k, lr, steps, tuple((s, utility(m)) for s, m in points),
-                          forget(points[-1][1]) if points else math.nan))
-        if tried[-1].keeps(keep * start_utility):
-            return Calibration(run, base, start_utility, tuple(tried), k, keep)
-    return Calibration(run, base, start_utility, tuple(tried), None, keep)
+        read, kept, forget_end = [], True, math.nan
+        for position, (at, metrics_of) in enumerate(reversed(points)):
+            metrics = metrics_of()
+            forget_end = forget(metrics) if position == 0 else forget_end
+            read.append((at, utility(metrics)))
+            if lost(metrics):
+                kept = False
+                break
+        tried.append(Rung(base.lr_factor / step ** k, lr, steps, kept and bool(points), tuple(reversed(read)), forget_end))
+        if tried[-1].kept:
+            return Calibration(run, base, utility(start), tuple(tried), k)
+    return Calibration(run, base, utility(start), tuple(tried), None)
+
+
+def lost_utility(point: Mapping, start: Mapping, benchmark: str, name: str, keep: float = KEEP) -> bool:
+    """Has a model lost its utility: `name` below `keep` of the start model's beyond the paired 95 %
+    interval over the same items (point - keep x start, `intervals.bootstrap`), so that one item's
+    noise decides nothing; without items, by the values alone; a diverged model (NaN) has lost it."""
+    value = headline(point, benchmark, name)
+    if math.isnan(value):
+        return True
+    statistic = get_benchmark(benchmark).statistics.get(name)
+    ours, theirs = items_of(point), items_of(start)
+    if statistic is None or ours is None or theirs is None:
+        return value < keep * headline(start, benchmark, name)
+    return bootstrap({"a": ours, "b": theirs}, lambda m: statistic(m["a"]) - keep * statistic(m["b"])).negative
 
 
 def headline(metrics: Mapping, benchmark: str, name: str | None) -> float:
@@ -158,12 +182,17 @@ def common_factor(calibrations: Sequence[Calibration]) -> float:
     return min(c.scale.lr_factor for c in calibrations)
 
 
+def run_models(record: dict) -> list[tuple[int, str | None]]:
+    """A run's models by step: every kept checkpoint before its end, then its final model (None
+    for a run that diverged)."""
+    return [(c["step"], c["dir"]) for c in record["checkpoints"] if c["step"] < record["steps"]] + [
+        (record["steps"], record["dir"])]
+
+
 def run_points(lab: Lab, benchmark: str, record: dict, config, oracle: dict | None) -> list[Point]:
-    """A run's points: every kept checkpoint before its end, then its final model, each evaluated
-    (cached beside it); a diverged run's end reads as NaN metrics."""
-    points = [(c["step"], lab.evaluate(benchmark, c["dir"], config=config, oracle=oracle))
-              for c in record["checkpoints"] if c["step"] < record["steps"]]
-    return points + [(record["steps"], lab.evaluate(benchmark, record["dir"], config=config, oracle=oracle))]
+    """A run's points (`run_models`), each evaluated (cached beside it); a diverged run's end reads
+    as NaN metrics."""
+    return [(at, lab.evaluate(benchmark, folder, config=config, oracle=oracle)) for at, folder in run_models(record)]
 
 
 def calibration(lab: Lab, recipe: str, run: str, model: str, *, split: str | None = None, oracle: str | None = None,
@@ -187,10 +216,11 @@ def calibration(lab: Lab, recipe: str, run: str, model: str, *, split: str | Non
     def points_at(scale: Scale):
         spec = lab.recipe_spec(loaded, run, model, scale=scale, benchmark=benchmark, forget_split=split, **changes)
         record = lab.run_spec(spec, model, checkpoints=calibration_checkpoints(spec))
-        return spec.optim.lr, record["steps"], run_points(lab, benchmark, record, config, oracle_metrics)
+        return spec.optim.lr, record["steps"], [(at, partial(lab.evaluate, benchmark, folder, config=config,
+                                                             oracle=oracle_metrics)) for at, folder in run_models(record)]
 
     return calibrate(run, base, points_at, start, utility=lambda m: headline(m, benchmark, utility),
-                     forget=lambda m: headline(m, benchmark, forget))
+                     lost=lambda m: lost_utility(m, start, benchmark, utility), forget=lambda m: headline(m, benchmark, forget))
 
 
 def tofu_calibration(lab: Lab, method: str, target: str, size: str, recipe: str | None = None) -> Calibration:
@@ -215,18 +245,16 @@ def ladder_table(calibrations: Mapping[str, Calibration]) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Check:
-    """Before a chapter judges: one run's first point against its start (a collapse when its
-    utility keeps less than `KEEP` of the start's) and its forgetting, end minus start with its
-    paired interval over the same items (`moved` when the interval lies below zero)."""
+    """Before a chapter judges: one run's first point against its start (a collapse when it lost
+    its utility, `lost_utility`), its utility's share of the start's at its first point and its end,
+    and its forgetting, end minus start with its paired interval over the same items (`moved` when
+    the interval lies below zero)."""
 
     name: str
     first_share: float
     end_share: float
     forget_change: Estimate
-
-    @property
-    def collapsed(self) -> bool:
-        return not self.first_share >= KEEP
+    collapsed: bool
 
     @property
     def moved(self) -> bool:
@@ -246,7 +274,8 @@ def check(name: str, points: Sequence[Point], start: Mapping, benchmark: str = "
     share = (lambda m: headline(m, benchmark, utility) / base) if base else (lambda m: math.nan)
     change = (Estimate(math.nan, math.nan, math.nan, "no forget metric named") if forget is None else
               metric_difference(points[-1][1], start, get_benchmark(benchmark).statistics[forget]))
-    return Check(name, share(points[0][1]), share(points[-1][1]), change)
+    return Check(name, share(points[0][1]), share(points[-1][1]), change,
+                 lost_utility(points[0][1], start, benchmark, utility))
 
 
 def check_table(checks: Sequence[Check]) -> pd.DataFrame:
@@ -259,8 +288,9 @@ def check_summary(checks: Sequence[Check]) -> str:
     forget beyond their interval (none, when every run passed)."""
     collapsed = [c.name for c in checks if c.collapsed]
     still = [c.name for c in checks if not c.moved]
-    parts = [f"collapsed at their first point (utility below {KEEP:.0%} of the start's): {', '.join(collapsed)}"
-             if collapsed else f"no run collapsed at its first point (each kept at least {KEEP:.0%} of the start's utility)",
+    parts = [f"collapsed at their first point (utility below {KEEP:.0%} of the start's beyond its interval): "
+             f"{', '.join(collapsed)}" if collapsed else
+             f"no run collapsed at its first point (none fell below {KEEP:.0%} of the start's utility beyond its interval)",
              f"forgetting did not move beyond its interval for {', '.join(still)}" if still else
              "every run's forget metric fell beyond its paired interval"]
     return "; ".join(parts) + "."

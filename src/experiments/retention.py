@@ -89,14 +89,14 @@ def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, 
         points = run_points(lab, benchmark, record, evaluate_config, None)
         return {"check": check(name, points, start, benchmark, forget_metric), **points[-1][1]}
 
-    rows = []
+    rows, where = [], f", {forget_split}" if forget_split else ""
     for objective in objectives:
         if forget_only:
             name, _ = sago_run_name(recipe, objective, None)
             chosen = scale_of(name, benchmark=benchmark)
             plain = lab.recipe_run(recipe, name, model, scale=chosen["scale"], **splits)
             rows.append({"objective": objective, "variant": "forget-only", "rule": "-", "alpha": 0.0, "recipe": name,
-                         "factor": chosen["factor"], "run": plain, **checked(f"{name}, {forget_split}", plain)})
+                         "factor": chosen["factor"], "run": plain, **checked(name + where, plain)})
         for rule in rules:
             name, note = sago_run_name(recipe, objective, rule)
             chosen = scale_of(name, benchmark=benchmark, rule=rule, record_geometry=record_geometry)
@@ -108,8 +108,7 @@ def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, 
                 rows.append({"objective": objective, "variant": variant, "rule": rule, "recipe": name + (
                              f" ({note})" if note else ""), "alpha": run_record["hparams"]["alpha"],
                              "factor": chosen["factor"], "run": run_record, **checked(
-                                 f"{name}" + (f", alpha {alpha:g}" if alpha is not None else "") + f", {forget_split}",
-                                 run_record)})
+                                 name + (f", alpha {alpha:g}" if alpha is not None else "") + where, run_record)})
     return rows
 
 

@@ -287,3 +287,21 @@ def test_the_commands_default_run_is_the_chapters_protocol_run(stop_kind):
     assert protocol_run("MASC").stop["kind"] == "violation" and protocol_run("GA").stop["kind"] == "fixed"
     changed = Protocol(lr=3e-4, cap=7).recipe_run("MASC")
     assert changed.optim["lr"] == 3e-4 and changed.budget == {"steps": 7} and changed != protocol_run("MASC")
+
+
+def test_a_calibration_runs_its_ladder_from_the_top_and_its_chosen_rung_is_the_chapters_run(lab):
+    from experiments.calibration import calibration
+
+    cal = calibration(lab, "openunlearning/tofu", "GradDiff", "tofu/target-xs", split="forget10", max_steps=4)
+    base = lab.recipe_scale(load_recipe("openunlearning/tofu"), "tofu/target-xs", "forget10", "tofu")
+    assert cal.base == base and [r.factor for r in cal.rungs] == [base.lr_factor / 4 ** k for k in range(len(cal.rungs))]
+    kept = [r.kept for r in cal.rungs]
+    assert not any(kept[:-1]) and kept[-1] == (cal.chosen is not None)  # it stops at the first rung that keeps
+    # a rung that kept its model was read at its checkpoint (step 2) and its end (4); one that failed, from its end back
+    assert all(r.utility[-1][0] == 4 for r in cal.rungs)
+    assert all([step for step, _ in r.utility] == [2, 4] for r in cal.rungs if r.kept)
+    assert cal.start_utility == lab.evaluate("tofu", lab.model("tofu/target-xs"))["model_utility"]
+    # the chapter's run at the chosen scale is that rung's run, read back from the store
+    chosen = lab.recipe_run("openunlearning/tofu", "GradDiff", "tofu/target-xs", forget_split="forget10", max_steps=4,
+                            scale=cal.scale)
+    assert chosen["optim"]["lr"] == pytest.approx(cal.rung.lr) and chosen["steps"] == cal.rung.steps == 4
