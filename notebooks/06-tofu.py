@@ -101,19 +101,21 @@ glue(check_summary=check_summary(tofu.checks), base_factor=max((c.base.lr_factor
 # calibrates each recipe run's factor on this target, by one criterion that reads no oracle
 # (`experiments.calibration`): **the largest factor of the ladder {glue:text}`base_factor:g`,
 # {glue:text}`base_factor:g` / 4, {glue:text}`base_factor:g` / 16, ... at which the run keeps its
-# model: at every kept checkpoint and at its end, model utility stays at least three quarters of the
-# target's.** The ladder is run on the largest split,
-# from the top down, and stops at the first rung that keeps the model; every split then runs at that
-# factor. The criterion says nothing about forgetting: each method forgets what its rate gives it.
-# The same rule serves every chapter that runs these recipes on laboratory models.
+# model: at no kept checkpoint and not at its end does model utility fall below three quarters of
+# the target's beyond the paired 95 % interval over the same items.** The ladder is run on the
+# largest split, from the top down, and stops at the first rung that keeps the model; every split
+# then runs at that factor. A rung's points are read from its end backwards, and a failed rung's
+# reading stops at the point that failed it (its "lowest utility" is that point's). The criterion
+# says nothing about forgetting: each method forgets what its rate gives it. The same rule serves
+# every chapter that runs these recipes on laboratory models.
 
 # %% tags=["hide-input"]
 ladder_table(tofu.calibrations).style.format(precision=3).format({"lr": "{:.3g}", "factor": "{:g}"})
 
 # %% [markdown]
 # Before the page judges, every run it shows is checked (RMU too, which runs its own tuned settings):
-# a collapse is model utility below three quarters of the target's at its first point (its first kept
-# checkpoint, or its end when it kept none), and a removal is a forget ROUGE-L that fell below the
+# a collapse is model utility below three quarters of the target's beyond the interval at its first
+# point (its first kept checkpoint, or its end when it kept none), and a removal is a forget ROUGE-L that fell below the
 # target's beyond the paired interval over the same items. {glue:md}`check_summary`
 
 # %% tags=["hide-input"]

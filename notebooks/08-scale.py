@@ -68,7 +68,8 @@ glue(factors=", ".join(f"{m} x {f:g}" for m, f in study.factors.items()), check_
 # ## One rate at every size, calibrated
 #
 # The scaling rule of {ref}`scaling-rule` calibrates each method's rate factor on each size's target
-# (the largest factor of the ladder that keeps three quarters of the target's model utility at every
+# (the largest factor of the ladder at which model utility never falls below three quarters of the
+# target's beyond its interval at any
 # point); as the paper runs one rate at every size, each method then runs at the smallest factor
 # its sizes chose ({glue:md}`factors`), so that every size keeps its model. Every run is checked
 # before the page judges: {glue:md}`check_summary`

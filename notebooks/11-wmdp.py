@@ -84,9 +84,11 @@ for split in splits:
 
 # %% [markdown]
 # Each run's rate factor is calibrated on this base model as {ref}`scaling-rule` states the rule,
-# with MMLU as the utility it must keep (three quarters of the target's at every kept checkpoint and at
+# with MMLU as the utility it must keep (three quarters of the target's, beyond the paired interval
+# over the same questions, at every kept checkpoint and at
 # its end); the retain-weight sweep below runs at the factor of its recipe run. Before the page
-# judges, every run is checked: a collapse is MMLU below three quarters of the target's at its first
+# judges, every run is checked: a collapse is MMLU below three quarters of the target's (beyond the
+# interval) at its first
 # point, a removal the split's own accuracy below the target's beyond the paired interval over the
 # same questions. {glue:md}`check_summary`
 

@@ -65,9 +65,11 @@ glue(check_summary=check_summary(list(results["check"])))
 
 # %% [markdown]
 # Each run's rate factor is calibrated on this base model as {ref}`scaling-rule` states the rule,
-# with RWKU's neighbour summary as the utility it must keep (three quarters of the target's at every
+# with RWKU's neighbour summary as the utility it must keep (three quarters of the target's, beyond the
+# paired interval over the same probes, at every
 # kept checkpoint and at its end). Before the page judges, every run is checked: a collapse is the
-# neighbour summary below three quarters of the target's at its first point, a removal the forget
+# neighbour summary below three quarters of the target's (beyond the interval) at its first point, a
+# removal the forget
 # summary below the target's beyond the paired interval over the same probes. {glue:md}`check_summary`
 
 # %% tags=["hide-input"]
