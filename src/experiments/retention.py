@@ -108,7 +108,8 @@ def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, 
                 rows.append({"objective": objective, "variant": variant, "rule": rule, "recipe": name + (
                              f" ({note})" if note else ""), "alpha": run_record["hparams"]["alpha"],
                              "factor": chosen["factor"], "run": run_record, **checked(
-                                 name + (f", alpha {alpha:g}" if alpha is not None else "") + where, run_record)})
+                                 name + ("" if name.endswith(rule) else f" as {rule}")
+                                 + (f", alpha {alpha:g}" if alpha is not None else "") + where, run_record)})
     return rows
 
 
