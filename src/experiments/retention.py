@@ -15,7 +15,7 @@ from __future__ import annotations
 import pandas as pd
 
 from experiments import verdicts
-from experiments.calibration import calibration, check, run_points
+from experiments.calibration import Check, calibration, check, run_points
 from experiments.claims import record
 from experiments.floors import mark, near_level
 from experiments.intervals import mean_items, metric_difference, metric_value, with_seeds
@@ -397,7 +397,21 @@ def rwku_record(claim: str, results, objectives, profile: str, benchmark: str = 
     measured = "; ".join(f"{g['objective']} {g['points']:+.1f} points (forget {g['forget_pcgrad']:.2f} vs "
                          f"{g['forget_sago']:.2f})" for g in gains)
     return record(claim, measured or empty, verdicts.sago_keeps_more_over(
-        rwku_differences(results, objectives, benchmark, over_seeds), no_signal=no_signal), profile)
+        rwku_differences(results, objectives, benchmark, over_seeds), no_signal=no_signal,
+        unmoved=unmoved_rules(results, objectives)), profile)
+
+
+def unmoved_rules(results, objectives, rules=("pcgrad", "sago")) -> dict[str, str]:
+    """Objective label -> why, for each objective whose run under one of `rules` did not forget
+    beyond its interval (its row's `check`, `calibration.check`; rows without one are not read)."""
+    out = {}
+    for objective in objectives:
+        part = results[(results.objective == objective) & results.rule.isin(rules)]
+        still = [f"{row.rule} {row.check.forget_change.text()}" for row in part.itertuples()
+                 if isinstance(getattr(row, "check", None), Check) and not row.check.moved]
+        if still:
+            out[method_name(objective, "sago")] = f"forgetting did not move beyond its interval ({', '.join(still)})"
+    return out
 
 
 WMDP_BIO = dict(benchmark="wmdp", forget_split="bio-forget-corpus", retain_split="bio-retain-corpus")

@@ -423,15 +423,20 @@ def unmoved_forgetting(drop: Estimate) -> str:
     return f"the grid hardly moved the forget metric (start - best run {drop.text()})"
 
 
-def sago_keeps_more_over(gains: Mapping[str, tuple[Estimate, Estimate]], no_signal: str = "") -> Verdict:
+def sago_keeps_more_over(gains: Mapping[str, tuple[Estimate, Estimate]], no_signal: str = "",
+                         unmoved: Mapping[str, str] | None = None) -> Verdict:
     """The RWKU claim, "SAGO keeps more neighbour knowledge than PCGrad", over a grid's objectives
     (objective -> (SAGO - PCGrad neighbour, SAGO - PCGrad forget metric)): `keeps_more` per
-    objective, combined; cannot tell when `no_signal` gives a reason or no objective has both runs."""
+    objective, combined; cannot tell when `no_signal` gives a reason or no objective has both runs,
+    and for an objective of `unmoved` (objective -> why: a run whose forgetting did not move beyond
+    its interval keeps its knowledge by not unlearning, which says nothing of the rule)."""
     if no_signal:
         return Verdict(CANNOT_TELL, no_signal)
     if not gains:
         return Verdict(CANNOT_TELL, "this profile's grid has no +GD, PCGrad and SAGO runs of one objective")
-    return combine([keeps_more(g, f, "SAGO", "PCGrad") for g, f in gains.values()], list(gains))
+    unmoved = unmoved or {}
+    return combine([Verdict(CANNOT_TELL, unmoved[label]) if label in unmoved else keeps_more(g, f, "SAGO", "PCGrad")
+                    for label, (g, f) in gains.items()], list(gains))
 
 
 # -- the real model's signals ----------------------------------------------------------------------

@@ -130,3 +130,24 @@ def test_the_wmdp_verdicts_read_paired_accuracies_and_refuse_collapsed_runs():
                           ["GradDiff"])
     assert judged.recovery["bio", "GradDiff"].verdict == HELD
     assert "paired bootstrap over" in judged.resolution_text()
+
+
+def test_an_objective_whose_rule_did_not_forget_carries_no_rwku_verdict():
+    from experiments import verdicts
+    from experiments.calibration import Check
+    from experiments.intervals import Estimate
+    from experiments.retention import unmoved_rules
+
+    def row(objective, rule, change):
+        return {"objective": objective, "rule": rule, "check": Check(rule, 1.0, 1.0, change, False)}
+
+    moved, still = Estimate(-0.1, -0.15, -0.05), Estimate(-0.05, -0.10, +0.01)
+    results = pd.DataFrame([row("GradDiff", "pcgrad", moved), row("GradDiff", "sago", still),
+                            row("SimNPO+GD", "pcgrad", moved), row("SimNPO+GD", "sago", moved),
+                            row("SimNPO+GD", "sum", still)])  # +GD is not read by the claim
+    unmoved = unmoved_rules(results, ["GradDiff", "SimNPO+GD"])
+    assert list(unmoved) == ["GA+GD"] and "sago -0.050 [-0.100, +0.010]" in unmoved["GA+GD"]
+    keeps = (Estimate(0.1, 0.05, 0.15), Estimate(0.0, -0.02, 0.02))  # SAGO keeps more at the same forgetting
+    judged = verdicts.sago_keeps_more_over({"GA+GD": keeps, "SimNPO+GD": keeps}, unmoved=unmoved)
+    assert judged.verdict == verdicts.HELD and "GA+GD: forgetting did not move" in judged.reason
+    assert verdicts.sago_keeps_more_over({"GA+GD": keeps}, unmoved=unmoved).verdict == verdicts.CANNOT_TELL
