@@ -100,6 +100,7 @@ LAYERS = (
     ("experiments: verdicts and plots", {"experiments.claims", "experiments.verdicts", "experiments.trajectory",
                                          "experiments.plotting", "experiments.alignment", "experiments.tables"}),
     ("experiments: the bench", {"experiments.protocol", "experiments.lab"}),
+    ("experiments: the scaling rule", {"experiments.calibration"}),
     ("experiments: comparisons", {"experiments.comparison", "experiments.real_comparison", "experiments.retention",
                                   "experiments.beyond", "experiments.own_trainer"}),
     ("experiments: entry points", {"experiments.parameters", "experiments.execution"}),
