@@ -118,7 +118,7 @@ every_number(results.set_index(["method", "size"]), {}, SCALE_COLUMNS)[0]
 # here is read over a narrower range than the paper's (the table above gives each size's count).
 
 # %% tags=["hide-input"]
-scale = ScaleVerdicts(results, methods)
+scale = ScaleVerdicts(results, methods, checks=tuple(c for c in study.checks if c.name.startswith("MASC,")))
 glue(**scale.sentences())
 
 # %% [markdown]

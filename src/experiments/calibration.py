@@ -303,3 +303,11 @@ def grid_factors(results, split_column: str | None = None, split: str | None = N
     if split_column is not None:
         results = results[results[split_column] == split]
     return {str(recipe).split(" ")[0]: float(factor) for recipe, factor in zip(results["recipe"], results["factor"])}
+
+
+def unjudged(checks: Sequence[Check]) -> str:
+    """Why a verdict that reads these runs cannot be signed: the runs that collapsed at their first
+    point or did not forget beyond their interval ("" when every one passed its check)."""
+    failed = [f"{c.name} {'collapsed at its first point' if c.collapsed else 'did not forget beyond its interval'}"
+              for c in checks if c.collapsed or not c.moved]
+    return f"the check before judging: {'; '.join(failed)}" if failed else ""

@@ -23,7 +23,7 @@ import pandas as pd
 
 from experiments import verdicts
 from experiments.calibration import (calibration, calibration_checkpoints, check, common_factor, run_points,
-                                    tofu_calibration)
+                                    tofu_calibration, unjudged)
 from experiments.claims import record
 from experiments.floors import agreeing, mark, near_level, separated
 from experiments.intervals import Estimate, bootstrap, items_of, metric_difference, metric_value, time_ratio
@@ -288,13 +288,14 @@ def axis_differences(method: dict, other: dict, statistics: dict) -> dict:
     return out
 
 
-def tofu_verdicts(main, records: dict, quality: TimeToQuality, baselines, flat: dict) -> TofuVerdicts:
+def tofu_verdicts(main, records: dict, quality: TimeToQuality, baselines, flat: dict, checks=()) -> TofuVerdicts:
     """Judge MASC against `baselines` on one split's results (`main`, indexed by method, each row
     with its per-item scores; `records`: method -> run record; `quality`: their time to a good
     model; `flat`: metrics that cannot move): the speed against the paper's ratio (each run's
     timing resampled), the fair time to a good model, and the trade-off with each baseline read at
     the checkpoint that forgets as much as MASC's final model (paired intervals over the same
-    items). A MASC run whose utility fell below the oracle's carries no speed verdict."""
+    items). A MASC run whose utility fell below the oracle's carries no speed verdict, and neither
+    do runs that failed their check (`checks` of MASC's and the baselines' runs, `calibration.check`)."""
     masc, stopped = main.loc["MASC"], bool(records["MASC"]["stopped"])
     statistics, oracle = quality.criterion.statistics, quality.criterion.oracle
     seconds = main.loc[list(baselines), "seconds"]
@@ -302,7 +303,8 @@ def tofu_verdicts(main, records: dict, quality: TimeToQuality, baselines, flat: 
     matched = {b: verdicts.matched_point(quality.trajectories[b], masc["forget_Q_A_ROUGE"]) for b in baselines}
     axes = {"MASC": verdicts.tofu_axes(masc), **{b: verdicts.tofu_axes(p) for b, p in matched.items()}}
     differences = {b: axis_differences(masc, p, statistics) for b, p in matched.items()}
-    collapse = verdicts.collapsed(metric_difference(masc, oracle, statistics["model_utility"]))
+    collapse = "; ".join(reason for reason in (verdicts.collapsed(metric_difference(masc, oracle, statistics["model_utility"])),
+                                               unjudged(checks)) if reason)
     fastest = seconds.idxmin() if len(seconds) else None
     ratio = (time_ratio(records[fastest], records["MASC"]) if fastest is not None
              else Estimate(float("nan"), float("nan"), float("nan")))
@@ -467,6 +469,7 @@ class ScaleVerdicts:
     results: object
     methods: list
     metric: str = "forget_Q_A_ROUGE"
+    checks: tuple = ()  # MASC's runs' checks (`calibration.check`): one that failed takes the verdict away
     verdict: object = field(init=False)
     removals: dict = field(init=False)
     gap_changes: dict = field(init=False)
@@ -495,7 +498,7 @@ class ScaleVerdicts:
         floor = ("MASC's forget ROUGE-L is zero at every size: flat by the metric's floor, not by the method"
                  if masc and all(float(m[self.metric]) <= 0 for _, m in masc) else "")
         self.verdict = verdicts.scale_invariant(self.removals, self.gap_changes, self.utility, floor,
-                                                "; ".join(c for c in collapses if c))
+                                                "; ".join(c for c in [*collapses, unjudged(self.checks)] if c))
 
     def _rows(self, method: str):
         return self.results[self.results.method == method]

@@ -144,6 +144,22 @@ def test_a_collapsed_masc_run_carries_no_speed_verdict():
     assert "below the oracle's" in judged.speed.reason and judged.collapse in judged.sentences()["speed"]
 
 
+def test_runs_that_failed_their_check_carry_no_tofu_verdict():
+    from experiments.calibration import Check
+    from experiments.claims import CANNOT_TELL, HELD
+    from experiments.intervals import Estimate
+
+    table, records, oracle, quality = _good_model_case()
+    forgot, stayed = Estimate(-0.3, -0.4, -0.2), Estimate(-0.01, -0.05, 0.03)
+    passed = [Check("MASC, forget10", 1.0, 0.9, forgot, False), Check("GA, forget10", 1.0, 0.9, forgot, False)]
+    judged = comparison.tofu_verdicts(_main(table, oracle, records), records, quality, ["GA"], {}, checks=passed)
+    assert judged.collapse == "" and judged.fair.verdict == HELD
+    failed = [passed[0], Check("GA, forget10", 0.5, 0.4, stayed, True)]
+    judged = comparison.tofu_verdicts(_main(table, oracle, records), records, quality, ["GA"], {}, checks=failed)
+    assert judged.collapse == "the check before judging: GA, forget10 collapsed at its first point"
+    assert judged.tradeoff.verdict == CANNOT_TELL and judged.collapse in judged.tradeoff.reason
+
+
 class _StopLab(_TableLab):
     """A `_TableLab` whose runs are named by their stop: `tol-<tolerance>` or `fixed-<steps>`."""
 
@@ -195,6 +211,12 @@ def test_the_scale_verdict_needs_forgetting_at_every_size_and_reads_the_gap_to_e
     assert said["verdict"].startswith(HELD) and said["oracles"] == "0.10 / 0.10 / 0.15"
     unmoved = comparison.ScaleVerdicts(_scale_rows([(0.9, 0.3), (0.92, 0.4), (0.95, 0.5)]), ["MASC"])
     assert unmoved.verdict.verdict == CANNOT_TELL and "nothing was forgotten" in unmoved.verdict.reason
+    from experiments.calibration import Check
+    from experiments.intervals import Estimate
+
+    unforgotten = Check("MASC, size xs", 1.0, 1.0, Estimate(0.0, -0.1, 0.1), False)
+    refused = comparison.ScaleVerdicts(_scale_rows([(0.10, 0.3), (0.12, 0.4), (0.13, 0.5)]), ["MASC"], checks=(unforgotten,))
+    assert refused.verdict.verdict == CANNOT_TELL and "MASC, size xs did not forget" in refused.verdict.reason
     collapsed = comparison.ScaleVerdicts(_scale_rows([(0.10, 0.05), (0.12, 0.04), (0.13, 0.0)]), ["MASC"])
     assert collapsed.verdict.verdict == CANNOT_TELL and "below the oracle's" in collapsed.verdict.reason
 
