@@ -49,7 +49,7 @@ check_parameters("09-quantization", globals())  # every parameter, before any wo
 import matplotlib.pyplot as plt
 from IPython.display import Markdown
 
-from experiments.calibration import tofu_scales
+from experiments.calibration import tofu_calibration
 from experiments.comparison import precision_table, quantization_check, quantized_results, show_recipes, small_update_run
 from experiments.plotting import plot_quantization_dumbbell, use_book_style
 from experiments.presentation import glue
@@ -65,7 +65,7 @@ folders = {"Target": lab.model(target), "Oracle": lab.model(tofu_oracle(forget_s
 # for this target): the same runs, read back from the store; MASC's LoRA adapters are merged into its
 # weights, which are what a 4-bit deployment quantizes
 tuned = tune_rmu_on_tofu(lab, size, forget_split, Protocol(), rmu_grid) if "RMU" in methods else None
-scales = tofu_scales(lab, methods, target, size)  # each recipe's rate as calibrated there (RMU: its tuning)
+scales = {m: tofu_calibration(lab, m, target, size).scale for m in methods if m != "RMU"}  # as calibrated there
 folders.update({m: tofu_run(lab, m, target, forget_split, tuned=tuned, **({"scale": scales[m]} if m in scales else {}))["dir"]
                 for m in methods})
 if small_update_share:  # the contrast: GradDiff's recipe at a share of its rate

@@ -80,7 +80,7 @@ results = pd.concat([main[main.split == splits[0]], sweep[sweep.variant != "forg
 # %% tags=["hide-input"]
 for split in splits:
     show_recipe(lab, f"sago/wmdp-{split}", sorted(set(main[main.split == split].recipe.str.split(" ").str[0])), base,
-                benchmark="wmdp", forget_split=f"{split}-forget-corpus", factors=grid_factors(main, "split", split))
+                benchmark="wmdp", forget_split=f"{split}-forget-corpus", factors=grid_factors(main[main.split == split]))
 
 # %% [markdown]
 # Each run's rate factor is calibrated on this base model as {ref}`scaling-rule` states the rule,

@@ -49,21 +49,16 @@ LADDER_STEP = 4.0  # each rung divides the factor by this
 RUNGS = 6          # 200 -> 50, 12.5, 3.1, 0.78, 0.2 for the laboratory's models
 # the points a fixed-budget calibration run keeps: steps 2, 4, 8, ... (chapter 6's time-to-quality schedule)
 CHECKPOINT_FIRST, CHECKPOINT_GROWTH = 2, 2.0
-# the headline metrics each calibrated benchmark is read by
-# (utility, higher is better; forget, lower is better): an entry of the suite or a statistic of its items.
-# WMDP's forget metric is the unlearned split's own accuracy (each caller names it); MUSE has none here:
-# its utility, KnowMem on the retain set, sits at zero on the laboratory's models (chapter 7's floors)
+# each benchmark's (utility, higher is better; forget, lower is better), a suite entry or an items statistic;
+# WMDP's forget metric is the split's own accuracy (its callers name it); MUSE has none: its KnowMem retain is 0
 HEADLINES = {"tofu": ("model_utility", "forget_Q_A_ROUGE"), "tofu-real": ("model_utility", "forget_Q_A_ROUGE"),
              "wmdp": ("mmlu_accuracy", None), "rwku": ("neighbour", "forget"), "rwku-real": ("neighbour", "forget")}
-
-Point = tuple[int, Mapping]  # (step, the benchmark's metrics of the model at that step)
 
 
 @dataclass(frozen=True)
 class Rung:
-    """One run of the ladder: its factor and rate, whether it kept its model, and the utility at
-    each point read (from its end backwards, stopping at the first below the floor: a rung that
-    kept its model has every kept checkpoint and its end) and the forget metric at its end."""
+    """One run of the ladder: its factor, rate and steps, whether it kept its model, the utility at
+    each point read (from its end back to the first that lost it) and the forget metric at its end."""
 
     factor: float
     lr: float
@@ -176,12 +171,6 @@ def calibration_checkpoints(spec) -> tuple[int, ...]:
     return () if spec.stop.kind != "fixed" else checkpoint_steps(spec.max_steps, CHECKPOINT_FIRST, CHECKPOINT_GROWTH)
 
 
-def common_factor(calibrations: Sequence[Calibration]) -> float:
-    """One rate factor for several start models (the scale study's sizes, run at one rate as the
-    paper runs them): the smallest that any of their calibrations chose, so every one keeps its model."""
-    return min(c.scale.lr_factor for c in calibrations)
-
-
 def run_models(record: dict) -> list[tuple[int, str | None]]:
     """A run's models by step: every kept checkpoint before its end, then its final model (None
     for a run that diverged)."""
@@ -189,7 +178,7 @@ def run_models(record: dict) -> list[tuple[int, str | None]]:
         (record["steps"], record["dir"])]
 
 
-def run_points(lab: Lab, benchmark: str, record: dict, config, oracle: dict | None) -> list[Point]:
+def run_points(lab: Lab, benchmark: str, record: dict, config, oracle: dict | None) -> list[tuple[int, Mapping]]:
     """A run's points (`run_models`), each evaluated (cached beside it); a diverged run's end reads
     as NaN metrics."""
     return [(at, lab.evaluate(benchmark, folder, config=config, oracle=oracle)) for at, folder in run_models(record)]
@@ -197,13 +186,11 @@ def run_points(lab: Lab, benchmark: str, record: dict, config, oracle: dict | No
 
 def calibration(lab: Lab, recipe: str, run: str, model: str, *, split: str | None = None, oracle: str | None = None,
                 benchmark: str = "tofu", forget: str | None = None, **changes) -> Calibration:
-    """The calibrated rate of one recipe run from the learned model `model` on `benchmark`, at its
-    forget split `split` (its default when None; TOFU's chapters calibrate on the largest); `oracle`
-    names the model whose metrics the evaluations are cached with (the criterion never reads them).
-    `forget` replaces the benchmark's forget metric (WMDP: the split's own accuracy) and `changes`
-    are the run's `recipes.Changes` as the chapter runs it (rule, retain split, ...), so that the
-    chosen rung is the chapter's run. A real checkpoint, or a lab at the paper's numbers, keeps its
-    scale: a ladder of no rung."""
+    """The calibrated rate of one recipe run from the learned model `model` on `benchmark` at its
+    forget split `split` (None: the default); `oracle` names the model the evaluations are cached
+    with (never read); `forget` replaces the benchmark's forget metric; `changes` are the run's
+    `recipes.Changes` as the chapter runs it, so that the chosen rung is the chapter's run. A real
+    checkpoint, or a lab at the paper's numbers, keeps its scale: a ladder of no rung."""
     loaded = load_recipe(recipe)
     base = lab.recipe_scale(loaded, model, split, benchmark)
     if base.lr_factor == 1.0 or lab.scale_rule == "paper":
@@ -228,12 +215,6 @@ def tofu_calibration(lab: Lab, method: str, target: str, size: str, recipe: str 
     forget split: the recipe `recipe` (its paper's, `tofu_recipe`, by default)."""
     split = get_benchmark("tofu").forget_splits[-1]
     return calibration(lab, recipe or tofu_recipe(method), method, target, split=split, oracle=tofu_oracle(split, size))
-
-
-def tofu_scales(lab: Lab, methods, target: str, size: str) -> dict[str, Scale]:
-    """The calibrated scale of every method of a TOFU chapter but RMU (which runs its own tuned
-    settings under the book's protocol): what `tofu_run` takes as `scale`."""
-    return {m: tofu_calibration(lab, m, target, size).scale for m in methods if m != "RMU"}
 
 
 def ladder_table(calibrations: Mapping[str, Calibration]) -> pd.DataFrame:
@@ -266,7 +247,7 @@ class Check:
                 "collapsed": self.collapsed, "forgot": self.moved}
 
 
-def check(name: str, points: Sequence[Point], start: Mapping, benchmark: str = "tofu", forget: str | None = None) -> Check:
+def check(name: str, points: Sequence, start: Mapping, benchmark: str = "tofu", forget: str | None = None) -> Check:
     """The check of one run from its points (`run_points`) and its start model's metrics (`forget`
     replaces the benchmark's forget metric, as in `calibration`)."""
     utility, forget = HEADLINES[benchmark][0], forget or HEADLINES[benchmark][1]
@@ -296,12 +277,9 @@ def check_summary(checks: Sequence[Check]) -> str:
     return "; ".join(parts) + "."
 
 
-def grid_factors(results, split_column: str | None = None, split: str | None = None) -> dict[str, float]:
+def grid_factors(results) -> dict[str, float]:
     """The calibrated rate factor of each recipe run of a SAGO grid's table (`factor` per row; the
-    run's name is the first word of `recipe`), for `tables.show_recipe`; rows of one split only
-    when `split_column` and `split` are given."""
-    if split_column is not None:
-        results = results[results[split_column] == split]
+    run's name is the first word of `recipe`), for `tables.show_recipe`."""
     return {str(recipe).split(" ")[0]: float(factor) for recipe, factor in zip(results["recipe"], results["factor"])}
 
 

@@ -22,8 +22,7 @@ import numpy as np
 import pandas as pd
 
 from experiments import verdicts
-from experiments.calibration import (calibration, calibration_checkpoints, check, common_factor, run_points,
-                                    tofu_calibration, unjudged)
+from experiments.calibration import calibration, calibration_checkpoints, check, run_points, tofu_calibration, unjudged
 from experiments.claims import record
 from experiments.floors import agreeing, mark, near_level, separated
 from experiments.intervals import Estimate, bootstrap, items_of, metric_difference, metric_value, time_ratio
@@ -429,11 +428,11 @@ def scale_comparison(lab: Lab, sizes, methods, forget_split: str, recipe: str = 
     """The MASC paper's scale study: every method of `recipe` from the TOFU target of each size,
     evaluated against that size's retain-only oracle (a row per size and model, with the model's
     parameter count). As the paper runs one rate at every size, each method runs at the smallest
-    of the factors its calibration chose at the sizes (`calibration.common_factor`)."""
+    of the factors its calibration chose at the sizes, so that every size keeps its model."""
     tofu, config, rows = get_benchmark("tofu"), eval_config("tofu", forget_split), []
     calibrations = {(size, m): calibration(lab, recipe, m, tofu.target(size), split=forget_split,
                                            oracle=tofu_oracle(forget_split, size)) for size in sizes for m in methods}
-    factors = {m: common_factor([calibrations[size, m] for size in sizes]) for m in methods}
+    factors = {m: min(calibrations[size, m].scale.lr_factor for size in sizes) for m in methods}  # one rate for all
     checks = []
     for size in sizes:
         target = tofu.target(size)

@@ -73,14 +73,11 @@ def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, 
     recipe = load_recipe(recipe) if isinstance(recipe, str) else recipe
     splits = dict(benchmark=benchmark, forget_split=forget_split, retain_split=retain_split, **options)
 
-    def scale_of(name: str, **changes) -> dict:
-        """The run's scale: `scale` when given, else its calibration (`calibration.calibration`)."""
-        if scale is not None:
-            return {"scale": scale, "factor": scale.lr_factor}
-        seedless = {k: v for k, v in options.items() if k != "seed"}  # one calibration serves every seed
-        calibrated = calibration(lab, recipe.name, name, model, split=forget_split, forget=forget_metric,
-                                 retain_split=retain_split, **seedless, **changes).scale
-        return {"scale": calibrated, "factor": calibrated.lr_factor}
+    def scale_of(name: str, **changes) -> Scale:
+        """The run's scale: `scale` when given, else its calibration, which serves every seed."""
+        seedless = {k: v for k, v in options.items() if k != "seed"}
+        return scale or calibration(lab, recipe.name, name, model, split=forget_split, forget=forget_metric,
+                                    retain_split=retain_split, **seedless, **changes).scale
 
     start = lab.evaluate(benchmark, lab.model(model), config=evaluate_config)
 
@@ -94,20 +91,20 @@ def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, 
         if forget_only:
             name, _ = sago_run_name(recipe, objective, None)
             chosen = scale_of(name, benchmark=benchmark)
-            plain = lab.recipe_run(recipe, name, model, scale=chosen["scale"], **splits)
+            plain = lab.recipe_run(recipe, name, model, scale=chosen, **splits)
             rows.append({"objective": objective, "variant": "forget-only", "rule": "-", "alpha": 0.0, "recipe": name,
-                         "factor": chosen["factor"], "run": plain, **checked(name + where, plain)})
+                         "factor": chosen.lr_factor, "run": plain, **checked(name + where, plain)})
         for rule in rules:
             name, note = sago_run_name(recipe, objective, rule)
             chosen = scale_of(name, benchmark=benchmark, rule=rule, record_geometry=record_geometry)
             for alpha in retain_weights:
                 hparams = {} if alpha is None else {"alpha": alpha}
-                run_record = lab.recipe_run(recipe, name, model, rule=rule, hparams=hparams, scale=chosen["scale"],
+                run_record = lab.recipe_run(recipe, name, model, rule=rule, hparams=hparams, scale=chosen,
                                             record_geometry=record_geometry, **splits)
                 variant = "+GD" if rule == "sum" else f"+GD+{rule}"
                 rows.append({"objective": objective, "variant": variant, "rule": rule, "recipe": name + (
                              f" ({note})" if note else ""), "alpha": run_record["hparams"]["alpha"],
-                             "factor": chosen["factor"], "run": run_record, **checked(
+                             "factor": chosen.lr_factor, "run": run_record, **checked(
                                  name + ("" if name.endswith(rule) else f" as {rule}")
                                  + (f", alpha {alpha:g}" if alpha is not None else "") + where, run_record)})
     return rows
