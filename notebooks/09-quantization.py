@@ -66,8 +66,7 @@ folders = {"Target": lab.model(target), "Oracle": lab.model(tofu_oracle(forget_s
 # weights, which are what a 4-bit deployment quantizes
 tuned = tune_rmu_on_tofu(lab, size, forget_split, Protocol(), rmu_grid) if "RMU" in methods else None
 scales = {m: tofu_calibration(lab, m, target, size).scale for m in methods if m != "RMU"}  # as calibrated there
-folders.update({m: tofu_run(lab, m, target, forget_split, tuned=tuned, **({"scale": scales[m]} if m in scales else {}))["dir"]
-                for m in methods})
+folders.update({m: tofu_run(lab, m, target, forget_split, tuned=tuned, scale=scales.get(m))["dir"] for m in methods})
 if small_update_share:  # the contrast: GradDiff's recipe at a share of its rate
     folders["GradDiff, small steps"] = small_update_run(lab, target, size, forget_split, small_update_share)["dir"]
 results = quantized_results(lab, "tofu", folders, codes, config, oracle)

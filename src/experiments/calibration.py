@@ -84,7 +84,6 @@ class Calibration:
     start_utility: float
     rungs: tuple[Rung, ...]
     chosen: int | None
-    keep: float = KEEP  # the share the criterion reads (`lost_utility`)
 
     @property
     def rung(self) -> Rung:
@@ -99,7 +98,7 @@ class Calibration:
         kept = (f"the largest factor of {self.base.lr_factor:g} / {LADDER_STEP:g}^k ({self.base.why}) at which the run"
                 if self.chosen is not None else f"no factor of {self.base.lr_factor:g} / {LADDER_STEP:g}^k down to this one "
                 f"({self.base.why}) at which the run")
-        why = f"calibrated: {kept} keeps {self.keep:.0%} of its start model's utility at every point"
+        why = f"calibrated: {kept} keeps {KEEP:.0%} of its start model's utility at every point, within its interval"
         return replace(self.base, lr_factor=self.rung.factor, why=why)
 
     def rows(self) -> list[dict]:

@@ -94,10 +94,10 @@ def tofu_comparison(lab: Lab, size: str, forget_splits, methods, *, tuned=None, 
         start = lab.evaluate("tofu", lab.model(target), config=config, oracle=oracle)
         comparison.rows += [oracle_row(oracle, split=split), model_row("Target", start, split=split)]
         for method in methods:
-            scale = {"scale": comparison.calibrations[method].scale} if method in comparison.calibrations else {}
+            calibrated = comparison.calibrations.get(method)
             run = comparison.records[split, method] = tofu_run(
                 lab, method, target, split, tuned=tuned, checkpoints=checkpoints if split == checkpoint_split else (),
-                **scale)
+                scale=calibrated and calibrated.scale)
             points = run_points(lab, "tofu", run, config, oracle)
             comparison.checks.append(check(f"{method}, {split}", points, start))
             comparison.rows.append(model_row(method, points[-1][1], run, split=split))
@@ -201,7 +201,7 @@ TOFU_COLUMNS = {"seconds": "seconds", "steps": "steps", "forget_Q_A_ROUGE": "for
 def show_recipes(lab: Lab, methods, target: str, factors: dict | None = None, **options) -> None:
     """The recipe tables (`tables.show_recipe`) of every method of a TOFU comparison but RMU, which runs the
     book's protocol: one table per recipe, its methods together, each at its calibrated rate
-    factor in `factors` (`calibration.tofu_scales`)."""
+    factor in `factors` (`calibration.tofu_calibration`)."""
     paper = [m for m in methods if m != "RMU"]
     for name in dict.fromkeys(tofu_recipe(m) for m in paper):
         show_recipe(lab, name, [m for m in paper if tofu_recipe(m) == name], target, factors=factors, **options)

@@ -310,9 +310,10 @@ class Tuned:
 
 
 def tofu_run(lab: Lab, method: str, target: str, forget_split: str, *, tuned: "Tuned | None" = None,
-             checkpoints: tuple[int, ...] = (), **options) -> dict:
-    """A TOFU chapter's run of `method` from `target`: its paper's recipe (`tofu_recipe`), or for
-    RMU (beyond the paper) the settings `tuned` chose under the book's protocol. Weights are kept
+             checkpoints: tuple[int, ...] = (), scale: Scale | None = None, **options) -> dict:
+    """A TOFU chapter's run of `method` from `target`: its paper's recipe (`tofu_recipe`) under
+    `scale` (its calibration's; None: the laboratory rule), or for RMU (beyond the paper) the
+    settings `tuned` chose under the book's protocol, where `scale` does not enter. Weights are kept
     at `checkpoints` for the full fine-tunes (MASC trains LoRA adapters and ends at its own stop)."""
     if method == "RMU":
         if tuned is None:
@@ -320,7 +321,7 @@ def tofu_run(lab: Lab, method: str, target: str, forget_split: str, *, tuned: "T
         return lab.run("tofu", method, target, tuned.protocol, forget_split=forget_split, hparams=tuned.hparams,
                             checkpoints=checkpoints, **options)
     return lab.recipe_run(tofu_recipe(method), method, target, forget_split=forget_split,
-                          checkpoints=() if method == "MASC" else checkpoints, **options)
+                          checkpoints=() if method == "MASC" else checkpoints, scale=scale, **options)
 
 
 def tune_rmu(lab: Lab, benchmark: str, model: str, protocol: Protocol = Protocol(), *, forget_metric: str,

@@ -73,9 +73,10 @@ def sago_grid(lab: Lab, benchmark: str, model: str, objectives=SAGO_OBJECTIVES, 
     recipe = load_recipe(recipe) if isinstance(recipe, str) else recipe
     splits = dict(benchmark=benchmark, forget_split=forget_split, retain_split=retain_split, **options)
 
+    seedless = {k: v for k, v in options.items() if k != "seed"}  # one calibration serves every seed
+
     def scale_of(name: str, **changes) -> Scale:
-        """The run's scale: `scale` when given, else its calibration, which serves every seed."""
-        seedless = {k: v for k, v in options.items() if k != "seed"}
+        """The run's scale: `scale` when given, else its calibration."""
         return scale or calibration(lab, recipe.name, name, model, split=forget_split, forget=forget_metric,
                                     retain_split=retain_split, **seedless, **changes).scale
 
