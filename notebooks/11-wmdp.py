@@ -156,8 +156,9 @@ glue(**judged.sentences())
 # paired 95 % interval over the same questions, never narrower than one question
 # ({glue:md}`resolutions`); a rule that keeps more only while forgetting less is confounded and
 # cannot tell, and "did not hold" needs +GD to be at least as good on both. A comparison with a run
-# whose MMLU cannot be told from chance (a collapsed run, not the method as its paper reports it)
-# carries no verdict.
+# whose MMLU cannot be told from chance (a collapsed run, not the method as its paper reports it),
+# or that failed its check above (collapsed at its first point, or did not forget beyond its
+# interval), carries no verdict.
 
 # %% tags=["hide-input"]
 Markdown(judged.records(profile))

@@ -46,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PROFILE = "mini"
 REAL_TARGET = "tofu-real/target-135m"
-SECTIONS = ("probe", "time_to_quality", "loops", "synthesis", "evaluation", "shared_prompt")
+SECTIONS = ("probe", "time_to_quality", "loops", "synthesis", "evaluation", "shared_prompt", "answer_positions")
 
 
 def _median(values):
@@ -366,6 +366,47 @@ def shared_prompt_cost(lab, repetitions: int) -> list[dict]:
     return rows
 
 
+# --- 7. the output layer at answer positions -----------------------------------------------------
+
+def answer_positions_cost(lab, size: str, repetitions: int) -> list[dict]:
+    """A training step (forward, NLL, backward) on TOFU's answers through the output layer at the
+    positions a loss reads (`margin.answer_logits`) against the whole forward pass, alternated, on
+    batches of 8 of the real checkpoint's fine-tuning set (SmolLM2's chat template; the learning
+    stage's batches) and of the laboratory target's forget split: seconds a step (median), the
+    ratio and the largest difference of a loss."""
+    from experiments.lab import REAL_BASE
+    from laboratory.family import bucketed_batches
+    from unlearning.benchmarks import get_benchmark
+    from unlearning.data import encode_qa_split
+    from unlearning.losses import nll_loss
+    from unlearning.margin import answer_logits, model_inputs
+    from unlearning.models import load_model, load_tokenizer
+
+    rows = []
+    for name, folder, data, split in (("real base (SmolLM2-135M)", lab.model(REAL_BASE), "tofu-real", "full"),
+                                      (f"laboratory target-{size}", lab.model(f"tofu/target-{size}"), "tofu", "forget10")):
+        model, tokenizer = load_model(folder), load_tokenizer(lab.tokenizer_for(folder))
+        examples = encode_qa_split(tokenizer, get_benchmark(data).load(lab.data / data, split))
+        batches = list(bucketed_batches(examples, 8, tokenizer.pad_token_id, torch.Generator().manual_seed(0)))[:4]
+        model.train()
+        seconds, losses = {"answer": [], "whole": []}, {"answer": [], "whole": []}
+        for _ in range(repetitions):
+            for way, loss_of in (("answer", lambda b: nll_loss(*answer_logits(model, b))),  # noqa: B023 (called at once)
+                                 ("whole", lambda b: nll_loss(model(**model_inputs(b)).logits, b["labels"]))):  # noqa: B023
+                begin = time.perf_counter()
+                for batch in batches:
+                    loss = loss_of(batch)
+                    loss.backward()
+                    model.zero_grad(set_to_none=True)
+                    losses[way].append(loss.item())
+                seconds[way].append((time.perf_counter() - begin) / len(batches))
+        answer, every = _median(seconds["answer"]), _median(seconds["whole"])
+        rows.append({"model": name, "tokens a batch": sum(b["input_ids"].numel() for b in batches) / len(batches),
+                     "answer positions s": answer, "whole pass s": every, "speed-up": every / answer,
+                     "largest loss difference": max(abs(a - b) for a, b in zip(losses["answer"], losses["whole"]))})
+    return rows
+
+
 # --- the report ---------------------------------------------------------------------------------
 
 def machine() -> str:
@@ -431,7 +472,11 @@ def report(results: dict) -> str:
         "## 6. Answers that share a prompt (the real target, TOFU's sets)", "", _table(results["shared_prompt"]),
         "Each question's prompt run once, its answer, paraphrase and perturbed answers continuing from its key/value "
         "cache (`answer_nll`'s default), against a whole forward pass per answer; the largest difference of a summed "
-        "answer NLL between the two.", ""]
+        "answer NLL between the two.", "",
+        "## 7. The output layer at answer positions (a training step)", "", _table(results["answer_positions"]),
+        "Forward, NLL and backward of a batch of 8 through the output layer at the positions a loss reads "
+        "(`margin.answer_logits`, what every loss of the engine and the learning stage's fine-tunes use) against the "
+        "whole forward pass; the largest difference of a batch's loss between the two.", ""]
     return "\n".join(lines)
 
 
@@ -466,7 +511,8 @@ def main() -> None:
                 "loops": lambda: engine_against_trainer(lab, args.size),
                 "synthesis": lambda: synthesis_overhead(lab, args.size, args.repetitions),
                 "evaluation": lambda: evaluation_cost(lab, args.size),
-                "shared_prompt": lambda: shared_prompt_cost(lab, args.repetitions)}
+                "shared_prompt": lambda: shared_prompt_cost(lab, args.repetitions),
+                "answer_positions": lambda: answer_positions_cost(lab, args.size, args.repetitions)}
     if args.only:
         result = sections[args.only]()
         print(_table(result) if isinstance(result, list) else json.dumps(result, indent=1, default=str))

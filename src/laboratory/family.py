@@ -21,6 +21,8 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
 from unlearning.data import Encoded, collate
+from unlearning.losses import nll_loss
+from unlearning.margin import answer_logits
 from unlearning.models import count_parameters, save_folder_atomically
 from unlearning.progress import progress
 from unlearning.runtime import own_random_state
@@ -147,7 +149,7 @@ def train_causal_lm(model: Qwen2ForCausalLM, examples: Sequence[Encoded], config
     for _ in progress(range(config.epochs), desc="train", unit="epoch"):
         losses = []
         for batch in bucketed_batches(examples, config.batch_size, pad_token_id, generator, config.length_pool):
-            loss = model(**batch).loss
+            loss = nll_loss(*answer_logits(model, batch))  # the output layer at answer positions only
             loss.backward()
             optimizer.step()
             scheduler.step()

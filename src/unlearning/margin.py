@@ -140,12 +140,36 @@ def model_inputs(batch: dict) -> dict:
     return {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
 
 
+# decoder families whose logits are exactly their output layer applied to the last hidden states
+# (no soft-capping or scaling of the logits): for them only the positions a loss reads go through it
+HEAD_ON_HIDDEN = frozenset({"llama", "qwen2", "qwen3", "mistral"})
+
+
+def answer_logits(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch's (logits, labels) at only the positions a loss reads, in the layout every loss takes
+    (`logits[:, t]` predicts `labels[:, t + 1]`): the positions where some row has a next-token
+    label, then one more. An answer is short next to its chat prompt, and the output layer over
+    every position was about a fifth of a training step of SmolLM2-135M (576 x 49,152); each loss
+    sees the same (logit, label) pairs in the same order as from the whole forward pass (a test
+    checks it). Other decoders, and batches labelled throughout, run the whole forward pass."""
+    if hasattr(model, "answer_logits"):  # a wrapper that runs the call itself (`engine.AdapterDisabledReference`)
+        return model.answer_logits(batch)
+    labels = batch["labels"]
+    keep = (labels[:, 1:] != IGNORE_INDEX).any(0).nonzero()[:, 0]
+    head = model.get_output_embeddings() if getattr(model.config, "model_type", None) in HEAD_ON_HIDDEN else None
+    if head is None or len(keep) in (0, labels.shape[1] - 1):
+        return model(**model_inputs(batch)).logits, labels
+    hidden = model.get_decoder()(**model_inputs(batch)).last_hidden_state
+    first = torch.full_like(labels[:, :1], IGNORE_INDEX)
+    return head(hidden[:, torch.cat([keep, keep[-1:] + 1])]), torch.cat([first, labels[:, keep + 1]], dim=1)
+
+
 def masc_token_margins(model, batch, hp: dict, reference=None) -> tuple[torch.Tensor, torch.Tensor]:
     """Margins `[B, T-1]` of a forget batch (self or teacher competitor set) and the mask of its
     labelled positions, before the continuation cut: what one forward pass determines."""
-    logits = model(**model_inputs(batch)).logits
+    logits, labels = answer_logits(model, batch)
     teacher = teacher_logits(reference, batch, hp)
-    return shifted_margins(logits, batch["labels"], hp["k"], hp["beta"], teacher, hp.get("delta"))
+    return shifted_margins(logits, labels, hp["k"], hp["beta"], teacher, hp.get("delta"))
 
 
 def teacher_logits(reference, batch, hp: dict) -> torch.Tensor | None:
@@ -156,7 +180,7 @@ def teacher_logits(reference, batch, hp: dict) -> torch.Tensor | None:
     if reference is None:
         raise RuntimeError("MASC teacher mode needs the frozen original model")
     with torch.no_grad():
-        return reference(**model_inputs(batch)).logits
+        return answer_logits(reference, batch)[0]
 
 
 def continuation(mask: torch.Tensor, hp: dict, generator=None) -> torch.Tensor:

@@ -18,7 +18,7 @@ import torch
 
 from unlearning import losses
 from unlearning.data import batches, idk_records, on_device
-from unlearning.margin import model_inputs, tau_from_rho, teacher_logits
+from unlearning.margin import answer_logits, model_inputs, tau_from_rho, teacher_logits
 
 
 @dataclass
@@ -37,43 +37,43 @@ Objective = Callable[[torch.nn.Module, dict, Context], torch.Tensor]
 
 
 def forget_ga(model, batch, ctx: Context) -> torch.Tensor:
-    return losses.ga_loss(model(**model_inputs(batch)).logits, batch["labels"])
+    return losses.ga_loss(*answer_logits(model, batch))
 
 
 def forget_npo(model, batch, ctx: Context) -> torch.Tensor:
     if ctx.ref_logprobs is None:
         raise RuntimeError("NPO needs cached reference log-probs of the forget set (engine computes them)")
     ref = ctx.ref_logprobs[batch["index"]]
-    return losses.npo_loss(model(**model_inputs(batch)).logits, batch["labels"], ref, ctx.hparams["beta"])
+    return losses.npo_loss(*answer_logits(model, batch), ref, ctx.hparams["beta"])
 
 
 def forget_simnpo(model, batch, ctx: Context) -> torch.Tensor:
-    logits = model(**model_inputs(batch)).logits
-    return losses.simnpo_loss(logits, batch["labels"], ctx.hparams["beta"], ctx.hparams["simnpo_gamma"])
+    return losses.simnpo_loss(*answer_logits(model, batch), ctx.hparams["beta"], ctx.hparams["simnpo_gamma"])
 
 
 def forget_masc(model, batch, ctx: Context) -> torch.Tensor:
-    logits = model(**model_inputs(batch)).logits
+    logits, labels = answer_logits(model, batch)
     teacher = teacher_logits(ctx.reference, batch, ctx.hparams)
-    return losses.masc_objective(logits, batch["labels"], ctx.hparams, teacher, ctx.generator)
+    return losses.masc_objective(logits, labels, ctx.hparams, teacher, ctx.generator)
 
 
 def retain_nll(model, batch, ctx: Context) -> torch.Tensor:
-    return losses.nll_loss(model(**model_inputs(batch)).logits, batch["labels"])
+    return losses.nll_loss(*answer_logits(model, batch))
 
 
 def retain_kl(model, batch, ctx: Context) -> torch.Tensor:
     if ctx.reference is None:
         raise RuntimeError("a KL retain term needs the frozen reference model")
     with torch.no_grad():
-        ref_logits = ctx.reference(**model_inputs(batch)).logits
-    return losses.kl_to_reference(model(**model_inputs(batch)).logits, ref_logits, batch["labels"])
+        ref_logits = answer_logits(ctx.reference, batch)[0]
+    logits, labels = answer_logits(model, batch)
+    return losses.kl_to_reference(logits, ref_logits, labels)
 
 
 def forget_idk(model, batch, ctx: Context) -> torch.Tensor:
     """IdkNLL (TOFU's "idk"): plain NLL on forget questions paired with "I don't know"-style
     answers; the caller encodes the forget set with `data.idk_answers` (see `Method.forget_answers`)."""
-    return losses.nll_loss(model(**model_inputs(batch)).logits, batch["labels"])
+    return losses.nll_loss(*answer_logits(model, batch))
 
 
 def rmu_layer(model, hp: dict) -> int:
@@ -141,8 +141,7 @@ def reference_logprobs(model: torch.nn.Module, examples, pad_token_id: int, batc
     values = []
     for batch in batches(examples, batch_size, pad_token_id):
         batch = on_device(batch, model)
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
-        values.append(losses.sequence_logprob(logits, batch["labels"]))
+        values.append(losses.sequence_logprob(*answer_logits(model, batch)))
     model.train(was_training)
     return torch.cat(values)
 

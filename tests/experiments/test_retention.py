@@ -130,6 +130,16 @@ def test_the_wmdp_verdicts_read_paired_accuracies_and_refuse_collapsed_runs():
                           ["GradDiff"])
     assert judged.recovery["bio", "GradDiff"].verdict == HELD
     assert "paired bootstrap over" in judged.resolution_text()
+    # the same runs, SAGO's failing its check before judging (it did not forget): neither claim is signed
+    from experiments.calibration import Check
+    from experiments.intervals import Estimate
+    rows = [{**_wmdp_row(r, *a), "check": Check(r, 1.0, 1.0, Estimate(-0.1 if r != "sago" else 0.0, -0.2, -0.05
+                                                                            if r != "sago" else 0.1), False)}
+            for r, a in rules.items()]
+    judged = WmdpVerdicts(pd.DataFrame(rows), target, {}, ["bio"], ["GradDiff"])
+    for claim in (judged.recovery, judged.granularity):
+        assert claim["bio", "GradDiff"].verdict == CANNOT_TELL
+        assert "sago did not forget beyond its interval" in claim["bio", "GradDiff"].reason
 
 
 def test_an_objective_whose_rule_did_not_forget_carries_no_rwku_verdict():

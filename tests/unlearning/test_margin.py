@@ -160,3 +160,45 @@ def test_exact_reproduction_bound_values():
     assert exact_reproduction_bound(0.5, 0.2, 44) == pytest.approx(2.0 ** (-35.2))
     with pytest.raises(ValueError, match="violation_fraction"):
         exact_reproduction_bound(0.7, 1.5, 10)
+
+
+@pytest.mark.parametrize("shape", ["qwen2", "llama", "whole forward"])
+def test_answer_logits_give_every_loss_the_whole_forward_passes_values(target, tokenizer, splits, shape):
+    """Each loss and margin of a right-padded batch of answers of different lengths, from the
+    output layer at the positions a loss reads (`answer_logits`), against the whole forward pass:
+    the same values and the same gradient; `whole forward` is a model type outside HEAD_ON_HIDDEN."""
+    import copy
+
+    from tests.unlearning.test_metrics_generation import _llama_shaped
+    from unlearning import losses
+    from unlearning.data import collate
+    from unlearning.margin import answer_logits, shifted_margins
+
+    model = _llama_shaped(len(tokenizer)) if shape == "llama" else copy.deepcopy(target)
+    if shape == "whole forward":
+        model.config.model_type = "some-other-decoder"
+    reference = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in reference.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    batch = collate(splits["forget10"][:6], tokenizer.pad_token_id)
+    assert batch["labels"].shape[1] - 1 > int((batch["labels"][:, 1:] != -100).any(0).sum())  # positions to skip
+
+    def every_loss(logits, labels, ref_logits):
+        margins, mask = shifted_margins(logits, labels, 3, 1.0)
+        return torch.stack([losses.nll_loss(logits, labels), losses.ga_loss(logits, labels),
+                            *losses.sequence_logprob(logits, labels), losses.simnpo_loss(logits, labels, 2.5, 0.1),
+                            losses.kl_to_reference(logits, ref_logits, labels), margins[mask].sum(), mask.sum()])
+
+    whole = every_loss(model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits,
+                       batch["labels"], reference(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits)
+    logits, labels = answer_logits(model, batch)
+    kept = every_loss(logits, labels, answer_logits(reference, batch)[0])
+    assert (logits.shape[1] < batch["labels"].shape[1]) == (shape != "whole forward")
+    assert torch.allclose(kept, whole, rtol=1e-5, atol=1e-5)
+    grads = []
+    for value in (whole[0], kept[0]):
+        model.zero_grad()
+        value.backward(retain_graph=True)
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
+    assert torch.allclose(grads[0], grads[1], rtol=1e-4, atol=1e-6)

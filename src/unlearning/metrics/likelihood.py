@@ -12,12 +12,7 @@ from collections.abc import Sequence
 import torch
 
 from unlearning.data import Encoded, batches, collate, on_device
-from unlearning.margin import IGNORE_INDEX
-
-# decoder families whose logits are exactly their output layer applied to the last hidden states
-# (no soft-capping or scaling of the logits): for them `labelled_logits` runs that layer on the
-# labelled positions only
-HEAD_ON_HIDDEN = frozenset({"llama", "qwen2", "qwen3", "mistral"})
+from unlearning.margin import HEAD_ON_HIDDEN, IGNORE_INDEX
 
 
 def labelled_logits(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
