@@ -116,12 +116,6 @@ def from_table(value: float, half_width: float = 0.0, how: str = "the paper's ta
     return Estimate(value, value - half_width, value + half_width, how)
 
 
-def table_difference(a: Estimate, b: Estimate) -> Estimate:
-    """a - b for two published numbers whose errors are independent (half-widths add in quadrature)."""
-    half = math.hypot(a.value - a.low, b.value - b.low)
-    return Estimate(a.value - b.value, a.value - b.value - half, a.value - b.value + half, a.how or b.how)
-
-
 def binomial_half_width(accuracy: float, n_questions: int, paired: bool = True) -> float:
     """The 95 % sampling half-width of an accuracy over `n_questions` (normal approximation), or of
     the difference of two independent such accuracies (`paired`: x sqrt(2), an upper bound for two

@@ -227,20 +227,13 @@ def collapsed_runs(part, rules) -> str:
     """Why a WMDP comparison of `rules` (rows of `part`, by rule) cannot stand for the methods ("" when
     it can): a run whose MMLU cannot be told from chance (its interval over the questions does not
     lie above 1/4) lost its utility altogether, unlike the SAGO paper's runs, and no verdict rests
-    on a collapsed run; nor on one that failed its check before judging (`failed_checks`)."""
+    on a collapsed run, nor on one that failed its check before judging."""
     low = [r for r in rules if not accuracy(part.loc[r], "mmlu_accuracy").above(FOUR_CHOICE_CHANCE)]
-    if not low:
-        return failed_checks(part, rules)
+    if not low:  # the check before judging (`calibration.unjudged`), where the rows carry one
+        return unjudged([part.loc[r, "check"] for r in rules if isinstance(part.loc[r].get("check"), Check)])
     return (f"MMLU of {', '.join(low)} cannot be told from chance ("
             + ", ".join(f"{r} {accuracy(part.loc[r], 'mmlu_accuracy').text(3, signed=False)}" for r in low)
             + "): a collapsed run, not the method as its paper reports it")
-
-
-def failed_checks(part, rules) -> str:
-    """Why a comparison of `rules` (rows of `part`, by rule) cannot be signed by the check before
-    judging (`calibration.unjudged`: a run that collapsed at its first point or did not forget
-    beyond its interval); "" when each passed or the rows carry no check."""
-    return unjudged([part.loc[r, "check"] for r in rules if isinstance(part.loc[r].get("check"), Check)])
 
 
 class WmdpVerdicts:

@@ -28,14 +28,8 @@ def tau_from_rho(rho: float) -> float:
     return math.log(rho / (1.0 - rho))
 
 
-def restricted_margin(
-    logits: torch.Tensor,
-    targets: torch.Tensor,
-    k: int = 10,
-    beta: float = 1.0,
-    competitor_logits: torch.Tensor | None = None,
-    delta: float | None = None,
-) -> torch.Tensor:
+def restricted_margin(logits: torch.Tensor, targets: torch.Tensor, k: int = 10, beta: float = 1.0,
+                      competitor_logits: torch.Tensor | None = None, delta: float | None = None) -> torch.Tensor:
     """Restricted margin m = beta*z[y] - logsumexp(beta*z[S]) at every position (MASC section 4).
 
     Args:
@@ -76,14 +70,9 @@ def restricted_margin(
     return beta * gold - torch.logsumexp(rivals, dim=-1)
 
 
-def shifted_margins(
-    logits: torch.Tensor,
-    labels: torch.Tensor,
-    k: int = 10,
-    beta: float = 1.0,
-    competitor_logits: torch.Tensor | None = None,
-    delta: float | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
+def shifted_margins(logits: torch.Tensor, labels: torch.Tensor, k: int = 10, beta: float = 1.0,
+                    competitor_logits: torch.Tensor | None = None,
+                    delta: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Margins of next-token predictions for HF-aligned `logits [B,T,V]` and `labels [B,T]`.
 
     Position t of the output scores logits[:, t] against labels[:, t+1] (the usual shift).
@@ -146,12 +135,9 @@ HEAD_ON_HIDDEN = frozenset({"llama", "qwen2", "qwen3", "mistral"})
 
 
 def answer_logits(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
-    """A batch's (logits, labels) at only the positions a loss reads, in the layout every loss takes
-    (`logits[:, t]` predicts `labels[:, t + 1]`): the positions where some row has a next-token
-    label, then one more. An answer is short next to its chat prompt, and the output layer over
-    every position was about a fifth of a training step of SmolLM2-135M (576 x 49,152); each loss
-    sees the same (logit, label) pairs in the same order as from the whole forward pass (a test
-    checks it). Other decoders, and batches labelled throughout, run the whole forward pass."""
+    """A batch's (logits, labels) at the positions a loss reads (where some row has a next-token
+    label, then one more), in the losses' layout (`logits[:, t]` predicts `labels[:, t + 1]`): each
+    loss sees the whole forward pass's pairs, in order, for 1/1.13 of a SmolLM2 step (perf section 7)."""
     if hasattr(model, "answer_logits"):  # a wrapper that runs the call itself (`engine.AdapterDisabledReference`)
         return model.answer_logits(batch)
     labels = batch["labels"]

@@ -78,13 +78,6 @@ def round_trip_4bit(weight: torch.Tensor, blocksize: int = DEFAULT_BLOCKSIZE, co
     return dequantize_4bit(codes, absmax, weight.shape, blocksize, code).to(weight.dtype)
 
 
-def max_level_gap(code: str = "nf4") -> float:
-    """Largest distance between adjacent levels of a code: the rounding error is at most half
-    of it times the block's absmax."""
-    levels = code_book(code)
-    return float((levels[1:] - levels[:-1]).max())
-
-
 @dataclass(frozen=True)
 class QuantizationReport:
     """What `quantize_model` changed: layers, weights, and the mean absolute weight change."""

@@ -10,9 +10,15 @@ import pytest
 
 from experiments import verdicts as v
 from experiments.claims import CANNOT_TELL, HELD, NOT_HELD, PARTLY
-from experiments.intervals import Estimate, binomial_half_width, from_table, ratio_from_bars, table_difference
+from experiments.intervals import Estimate, binomial_half_width, from_table, ratio_from_bars
 
 READ = 0.03  # the MASC paper's radar values are read off a figure to +-0.03 (masc.md s. 15)
+
+
+def table_difference(a: Estimate, b: Estimate) -> Estimate:
+    """a - b for two published numbers whose errors are independent (half-widths add in quadrature)."""
+    half = math.hypot(a.value - a.low, b.value - b.low)
+    return Estimate(a.value - b.value, a.value - b.value - half, a.value - b.value + half, a.how or b.how)
 
 
 def _radar(**rows):

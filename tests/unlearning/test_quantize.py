@@ -6,8 +6,15 @@ import pytest
 import torch
 from scipy.stats import norm
 
-from unlearning.quantize import (FP4_LEVELS, NF4_LEVELS, code_book, dequantize_4bit, max_level_gap, quantize_4bit,
+from unlearning.quantize import (FP4_LEVELS, NF4_LEVELS, code_book, dequantize_4bit, quantize_4bit,
                                  quantize_model, round_trip_4bit)
+
+
+def max_level_gap(code: str = "nf4") -> float:
+    """Largest distance between adjacent levels of a code: the rounding error is at most half
+    of it times the block's absmax."""
+    levels = code_book(code)
+    return float((levels[1:] - levels[:-1]).max())
 
 
 def test_levels_are_the_normal_quantiles_of_qlora():
