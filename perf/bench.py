@@ -382,6 +382,8 @@ def answer_positions_cost(lab, size: str, repetitions: int) -> list[dict]:
     from unlearning.margin import answer_logits, model_inputs
     from unlearning.models import load_model, load_tokenizer
 
+    ways = {"answer": lambda model, batch: nll_loss(*answer_logits(model, batch)),
+            "whole": lambda model, batch: nll_loss(model(**model_inputs(batch)).logits, batch["labels"])}
     rows = []
     for name, folder, data, split in (("real base (SmolLM2-135M)", lab.model(REAL_BASE), "tofu-real", "full"),
                                       (f"laboratory target-{size}", lab.model(f"tofu/target-{size}"), "tofu", "forget10")):
@@ -389,13 +391,12 @@ def answer_positions_cost(lab, size: str, repetitions: int) -> list[dict]:
         examples = encode_qa_split(tokenizer, get_benchmark(data).load(lab.data / data, split))
         batches = list(bucketed_batches(examples, 8, tokenizer.pad_token_id, torch.Generator().manual_seed(0)))[:4]
         model.train()
-        seconds, losses = {"answer": [], "whole": []}, {"answer": [], "whole": []}
+        seconds, losses = {way: [] for way in ways}, {way: [] for way in ways}
         for _ in range(repetitions):
-            for way, loss_of in (("answer", lambda b: nll_loss(*answer_logits(model, b))),  # noqa: B023 (called at once)
-                                 ("whole", lambda b: nll_loss(model(**model_inputs(b)).logits, b["labels"]))):  # noqa: B023
+            for way, loss_of in ways.items():
                 begin = time.perf_counter()
                 for batch in batches:
-                    loss = loss_of(batch)
+                    loss = loss_of(model, batch)
                     loss.backward()
                     model.zero_grad(set_to_none=True)
                     losses[way].append(loss.item())

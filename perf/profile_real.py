@@ -44,7 +44,8 @@ def main() -> None:
             return out
         setattr(Lab, name, wrapper)
 
-    timed("evaluate"), timed("run_spec")
+    timed("evaluate")
+    timed("run_spec")
     lab = Lab.for_profile(args.profile)
     begin = time.perf_counter()
     curation_check(lab, lab.model(REAL_BASE), 0)

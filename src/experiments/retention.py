@@ -230,7 +230,7 @@ def collapsed_runs(part, rules) -> str:
     on a collapsed run, nor on one that failed its check before judging."""
     low = [r for r in rules if not accuracy(part.loc[r], "mmlu_accuracy").above(FOUR_CHOICE_CHANCE)]
     if not low:  # the check before judging (`calibration.unjudged`), where the rows carry one
-        return unjudged([part.loc[r, "check"] for r in rules if isinstance(part.loc[r].get("check"), Check)])
+        return unjudged([c for c in (part.loc[r].get("check") for r in rules) if isinstance(c, Check)])
     return (f"MMLU of {', '.join(low)} cannot be told from chance ("
             + ", ".join(f"{r} {accuracy(part.loc[r], 'mmlu_accuracy').text(3, signed=False)}" for r in low)
             + "): a collapsed run, not the method as its paper reports it")

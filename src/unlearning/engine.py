@@ -30,7 +30,6 @@ from unlearning.choices import RULES
 from unlearning.data import Encoded, collate, cycle_batches
 from unlearning.failpoints import reached
 from unlearning.methods import Context, Method
-from unlearning.margin import answer_logits
 from unlearning.models import add_lora
 from unlearning.progress import progress
 from unlearning.runtime import own_random_state
@@ -201,11 +200,6 @@ class AdapterDisabledReference(torch.nn.Module):
     def forward(self, **inputs):
         with self._peft.disable_adapter():
             return self._peft(**inputs)
-
-    @torch.no_grad()
-    def answer_logits(self, batch: dict):
-        with self._peft.disable_adapter():
-            return answer_logits(self._peft, batch)
 
 
 def parameter_groups(model: torch.nn.Module, params: Sequence[torch.nn.Parameter], optim: OptimConfig) -> list[dict]:

@@ -130,24 +130,23 @@ def model_inputs(batch: dict) -> dict:
 
 
 # decoder families whose logits are exactly their output layer applied to the last hidden states
-# (no soft-capping or scaling of the logits): for them only the positions a loss reads go through it
+# (no soft-capping or scaling of the logits) and whose forward takes `logits_to_keep`: for them only
+# the positions a loss or a metric reads go through that layer
 HEAD_ON_HIDDEN = frozenset({"llama", "qwen2", "qwen3", "mistral"})
 
 
 def answer_logits(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
     """A batch's (logits, labels) at the positions a loss reads (where some row has a next-token
     label, then one more), in the losses' layout (`logits[:, t]` predicts `labels[:, t + 1]`): each
-    loss sees the whole forward pass's pairs, in order, for 1/1.13 of a SmolLM2 step (perf section 7)."""
-    if hasattr(model, "answer_logits"):  # a wrapper that runs the call itself (`engine.AdapterDisabledReference`)
-        return model.answer_logits(batch)
+    loss sees the whole forward pass's pairs, in order, for 1/1.13 of a SmolLM2 step (perf section 7).
+    The model's own `logits_to_keep` picks the positions, so wrappers (LoRA, the adapter-disabled
+    reference) pass it through; other decoders, and batches labelled throughout, run the whole pass."""
     labels = batch["labels"]
     keep = (labels[:, 1:] != IGNORE_INDEX).any(0).nonzero()[:, 0]
-    head = model.get_output_embeddings() if getattr(model.config, "model_type", None) in HEAD_ON_HIDDEN else None
-    if head is None or len(keep) in (0, labels.shape[1] - 1):
+    if getattr(model.config, "model_type", None) not in HEAD_ON_HIDDEN or len(keep) in (0, labels.shape[1] - 1):
         return model(**model_inputs(batch)).logits, labels
-    hidden = model.get_decoder()(**model_inputs(batch)).last_hidden_state
-    first = torch.full_like(labels[:, :1], IGNORE_INDEX)
-    return head(hidden[:, torch.cat([keep, keep[-1:] + 1])]), torch.cat([first, labels[:, keep + 1]], dim=1)
+    logits = model(**model_inputs(batch), logits_to_keep=torch.cat([keep, keep[-1:] + 1])).logits
+    return logits, torch.cat([torch.full_like(labels[:, :1], IGNORE_INDEX), labels[:, keep + 1]], dim=1)
 
 
 def masc_token_margins(model, batch, hp: dict, reference=None) -> tuple[torch.Tensor, torch.Tensor]:

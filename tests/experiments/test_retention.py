@@ -133,8 +133,8 @@ def test_the_wmdp_verdicts_read_paired_accuracies_and_refuse_collapsed_runs():
     # the same runs, SAGO's failing its check before judging (it did not forget): neither claim is signed
     from experiments.calibration import Check
     from experiments.intervals import Estimate
-    rows = [{**_wmdp_row(r, *a), "check": Check(r, 1.0, 1.0, Estimate(-0.1 if r != "sago" else 0.0, -0.2, -0.05
-                                                                            if r != "sago" else 0.1), False)}
+    forgot, stayed = Estimate(-0.1, -0.2, -0.05), Estimate(0.0, -0.1, 0.1)  # end minus start of the forget accuracy
+    rows = [{**_wmdp_row(r, *a), "check": Check(r, 1.0, 1.0, stayed if r == "sago" else forgot, False)}
             for r, a in rules.items()]
     judged = WmdpVerdicts(pd.DataFrame(rows), target, {}, ["bio"], ["GradDiff"])
     for claim in (judged.recovery, judged.granularity):
