@@ -41,9 +41,9 @@ forget_split = "forget10"
 # its time budget (each costs a 10-epoch run of the real model and its evaluation)
 methods = ["GradDiff", "NPO+KLR", "SimNPO+GD", "MASC"]
 max_steps = 0          # 0: each recipe's own budget; a smaller number caps every run (the smoke profile)
-# MASC reruns with these seeds beside seed 0 (its data order and LoRA initialisation): their spread widens the
-# intervals of the trade-off comparisons (the baselines' 10-epoch runs are one seed each)
+# the methods of `seeded` rerun with these seeds beside seed 0 (data order, MASC's LoRA start): intervals widen by the spread
 seeds = [1, 2]
+seeded = ["GradDiff", "NPO+KLR", "SimNPO+GD", "MASC"]  # the methods that rerun with `seeds` (each rerun: a run and an evaluation)
 # RMU (beyond the paper) runs under the book's shared protocol, with its grid (each point a run and an evaluation)
 lr = 1e-5
 batch_size = 4
@@ -105,8 +105,10 @@ curation_check(lab, lab.model(REAL_BASE), curation_checked)
 
 # %% tags=["hide-input"]
 real = real_comparison(lab, size, forget_split, methods, config, protocol=protocol, rmu_grid=rmu_grid, seeds=seeds,
-                       with_base=with_base, max_steps=max_steps, base_dir=lab.model(REAL_BASE))
+                       seeded=seeded, with_base=with_base, max_steps=max_steps, base_dir=lab.model(REAL_BASE))
 results = real.results
+seed_counts = {m: len(real.seeds_of(m)) for m in methods if m != "RMU"}
+glue(seed_counts=", ".join(f"{m} {n}" for m, n in seed_counts.items()) or "no method")
 
 # %% [markdown]
 # ## The target and the oracle
@@ -205,12 +207,13 @@ plt.show()
 precision_table(quantized, folders, ("forget_Q_A_ROUGE", "forget_Q_A_Prob")).round(3)
 
 # %% [markdown]
-# ## MASC over seeds
+# ## Every method over seeds
 #
-# MASC ran again with other seeds (its data order and LoRA initialisation). The comparisons below
-# read MASC's items averaged over its seeds and widen each paired interval by the spread of MASC's
-# axes over the seeds (`intervals.with_seeds`; each baseline ran once and borrows that spread). With
-# one seed (this profile's `seeds` empty) the intervals are the items' alone.
+# The methods ran again with other seeds (their data order, and MASC's LoRA initialisation); seeds
+# per method here: {glue:text}`seed_counts`. The comparisons below read each method's items averaged
+# over its seeds and widen each paired interval by the spread of both sides' axes over their seeds
+# (`intervals.with_seeds`; a side that ran once borrows the other's spread). With one seed each (this
+# profile's `seeds` empty) the intervals are the items' alone.
 
 # %% tags=["hide-input"]
 real.seeds[[c for c in SEED_COLUMNS if c in real.seeds]].rename(columns=REAL_COLUMNS).round(3)
@@ -229,8 +232,8 @@ judged.differences_table()
 # %% [markdown]
 # **Did the claims hold on a real model?** {glue:md}`signal` *Speed*: {glue:md}`speed`. *Trade-off*
 # on the paper's four axes (the tables above: the final models, and MASC minus each baseline with its
-# 95 % interval): {glue:md}`tradeoff`, with intervals from {glue:md}`judged_as`. Forget ROUGE-L: {glue:md}`rouge`. *4-bit*: {glue:md}`four_bit`. The
-# baselines ran one seed each (a 10-epoch run of the real model apiece).
+# 95 % interval): {glue:md}`tradeoff`, with intervals from {glue:md}`judged_as`. Forget ROUGE-L: {glue:md}`rouge`. *4-bit*: {glue:md}`four_bit`. Seeds
+# per method: {glue:text}`seed_counts`.
 
 # %% tags=["hide-input"]
 Markdown(judged.records(real, check, profile))

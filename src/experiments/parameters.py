@@ -173,6 +173,7 @@ PARAMETER_CHECKS: dict[str, Callable] = {
     "rmu_grid": _rmu_grid,
     # extra seeds of a rerun method (seed 0 is the main run's): positive integers, or none
     "seeds": lambda value: _number(0, 2**31, integer=True, each=True)(value) if value else None,
+    "seeded": _all_of(_methods, may_be_empty=True),  # the methods that rerun with those seeds
     "answer_tokens": _number(0, 4096, integer=True), "curation_checked": _number(0, 1e6, integer=True, low_open=False),
     # chapter 13's measured runs: any of its default variants
     "variants": _all_of(lambda: tuple(defaults_of("13-paper-scale")["variants"])),

@@ -4,10 +4,10 @@ chapter 14 runs it on SmolLM2-135M-Instruct fine-tuned on TOFU-format data:
 - `curation_check`: which real facts the base checkpoint answers on this machine, against the list
   kept with the data (TOFU's real-author and world-fact sets hold only known facts);
 - `real_comparison`: every method's paper recipe (RMU tuned under the book's protocol), evaluated
-  against the retain-only oracle, MASC again with other seeds;
+  against the retain-only oracle, every paper method again with other seeds;
 - `real_signals`: whether the metrics can say anything here (`verdicts.real_tofu_signals`);
 - `real_verdicts`: the speed, trade-off and 4-bit claims, every difference with its paired 95 %
-  interval over the same items, widened by MASC's spread over its seeds.
+  interval over the same items, widened by each side's spread over its seeds.
 """
 
 from __future__ import annotations
@@ -56,11 +56,20 @@ class RealComparison:
     oracle: str           # the split's retain-only oracle
     results: object       # DataFrame indexed by method: Oracle, Target, Base (when evaluated), every method
     runs: dict            # method -> run record
-    seeds: object         # DataFrame indexed by seed: MASC's rows (seed 0 the main run); empty without MASC
+    seeds: object         # DataFrame indexed by (method, seed): every method but RMU, seed 0 its main run
     stopped: bool         # every MASC run stopped by itself
     learning: dict        # learned model name (the target's, the oracle's) -> its learning.json
     tuned: object = None  # RMU's tuning (`protocol.Tuned`) when RMU ran
-    reseeded: dict = field(default_factory=dict)  # seed -> MASC's run record with that seed (seed 0: `runs`)
+    reseeded: dict = field(default_factory=dict)  # (method, seed) -> its run record (seed 0: `runs`)
+
+    def seeds_of(self, method: str):
+        """`method`'s rows of `seeds`, indexed by seed (empty when it has none)."""
+        has = len(self.seeds) and method in self.seeds.index.get_level_values("method")
+        return self.seeds.xs(method, level="method") if has else pd.DataFrame()
+
+    def record(self, method: str, seed: int) -> dict:
+        """The run record of `method` with `seed` (0: the main run)."""
+        return self.runs[method] if seed == 0 else self.reseeded[(method, seed)]
 
     def learned(self):
         """The target's and the oracle's recipe, training time, final loss and gates, a column each."""
@@ -71,11 +80,11 @@ class RealComparison:
 
 
 def real_comparison(lab: Lab, size: str, forget_split: str, methods, config, *, protocol: Protocol, rmu_grid: dict,
-                    seeds=(), with_base: bool = True, max_steps: int = 0, base_dir=None) -> RealComparison:
+                    seeds=(), seeded=None, with_base: bool = True, max_steps: int = 0, base_dir=None) -> RealComparison:
     """Every method of `methods` from `tofu-real`'s target of `size`: its paper's recipe (every run
-    capped at `max_steps` when > 0), RMU tuned under `protocol` on `rmu_grid`; MASC again with each
-    of `seeds`; each model evaluated with `config` against the split's retain-only oracle (and the
-    checkpoint before fine-tuning at `base_dir` when `with_base`)."""
+    capped at `max_steps` when > 0), RMU tuned under `protocol` on `rmu_grid`; the methods of
+    `seeded` (None: all but RMU, which is tuned) again with each of `seeds`; each model evaluated
+    with `config` against the split's oracle (and the checkpoint at `base_dir` when `with_base`)."""
     bench = get_benchmark("tofu-real")
     target, oracle_name = bench.target(size), bench.oracle(forget_split, size)
     oracle = lab.evaluate("tofu-real", lab.model(oracle_name), config=config)
@@ -96,15 +105,18 @@ def real_comparison(lab: Lab, size: str, forget_split: str, methods, config, *, 
     runs = {method: run(method) for method in methods}
     rows += [model_row(m, lab.evaluate("tofu-real", r["dir"], config=config, oracle=oracle), r) for m, r in runs.items()]
     results = pd.DataFrame(rows).set_index("method")
-    reseeded = {seed: run("MASC", seed) for seed in (seeds if "MASC" in methods else [])}
-    masc = pd.DataFrame()
-    if "MASC" in methods:  # seed 0 is the main run; its row has no method column (the results' index)
-        masc = pd.DataFrame([{"seed": 0, **results.loc["MASC"].to_dict()}] + [
-            {"seed": seed, **model_row("MASC", lab.evaluate("tofu-real", r["dir"], config=config, oracle=oracle), r)}
-            for seed, r in reseeded.items()]).drop(columns="method", errors="ignore").set_index("seed")
-    stopped = "MASC" in runs and all(r["stopped"] for r in [runs["MASC"], *reseeded.values()])
+    rerun = [m for m in methods if m != "RMU" and (seeded is None or m in seeded)]
+    reseeded = {(m, seed): run(m, seed) for m in rerun for seed in seeds}
+    seed_rows = []  # each method but RMU: its main run (seed 0), then its reruns
+    for m in (m for m in methods if m != "RMU"):
+        seed_rows.append({"method": m, "seed": 0, **results.loc[m].to_dict()})
+        seed_rows += [{"seed": seed, **model_row(m, lab.evaluate("tofu-real", r["dir"], config=config, oracle=oracle), r)}
+                      for (name, seed), r in reseeded.items() if name == m]
+    table = pd.DataFrame(seed_rows).set_index(["method", "seed"]) if seed_rows else pd.DataFrame()
+    masc_runs = [runs["MASC"], *(r for (m, _), r in reseeded.items() if m == "MASC")] if "MASC" in runs else []
+    stopped = bool(masc_runs) and all(r["stopped"] for r in masc_runs)
     learning = {name: json.loads((lab.model(name) / "learning.json").read_text()) for name in (target, oracle_name)}
-    return RealComparison(target, oracle_name, results, runs, masc, bool(stopped), learning, tuned, reseeded)
+    return RealComparison(target, oracle_name, results, runs, table, stopped, learning, tuned, reseeded)
 
 
 def real_signals(comparison: RealComparison, methods, forget_items: int):
@@ -145,12 +157,14 @@ class RealVerdicts:
     collapse: str = ""
 
     def speed_text(self, comparison: RealComparison, baselines) -> str:
-        """`verdicts.speed_sentence` for MASC's slowest seed, with the span of its seeds' times."""
-        seconds, results = comparison.seeds["seconds"], comparison.results
+        """`verdicts.speed_sentence`: MASC's slowest seed (its seeds' span) against each baseline's fastest."""
+        seconds, results = comparison.seeds_of("MASC")["seconds"], comparison.results
+        fastest = {b: float(comparison.seeds_of(b)["seconds"].min()) for b in baselines}
+        runs = max(len(comparison.seeds_of(b)) for b in baselines) if baselines else 1
         return verdicts.speed_sentence(self.masc_seconds, int(results.loc["MASC", "steps"]), comparison.stopped,
-                                       results.loc[list(baselines), "seconds"].to_dict(), "tofu", self.speedup,
-                                       digits=0) + (
-            f" (MASC's slowest of {len(seconds)} seeds, which took {seconds.min():.0f}-{seconds.max():.0f} s)"
+                                       fastest, "tofu", self.speedup, digits=0) + (
+            f" (MASC's slowest of {len(seconds)} seeds, which took {seconds.min():.0f}-{seconds.max():.0f} s"
+            + (f", against each baseline's fastest of its {runs} seeds" if runs > 1 else "") + ")"
             if len(seconds) > 1 else "") + (f". {self.collapse}" if self.collapse else "")
 
     def sentences(self, comparison: RealComparison, baselines, signals) -> dict[str, str]:
@@ -174,7 +188,7 @@ class RealVerdicts:
 
     def records(self, comparison: RealComparison, check, profile: str) -> str:
         """The three claim rows (`claims.record`), as Markdown."""
-        seeds = len(comparison.seeds)
+        seeds = len(comparison.seeds_of("MASC"))
         speed = (f"{self.speedup.value:.1f}x the fastest of the paper's baselines, MASC "
                  f"{'self-stopped' if comparison.stopped else 'at its cap'}"
                  + (f" (its slowest of {seeds} seeds)" if seeds > 1 else "")) if len(self.axes) > 1 else "-"
@@ -186,39 +200,41 @@ class RealVerdicts:
                              record("masc-quantization-real", quantized, self.quantization, profile)])
 
 
+def _seeded_side(comparison: RealComparison, method: str) -> tuple[dict, list[dict]]:
+    """`method`'s side of a paired difference: its items averaged over its seeds (its main row
+    when it ran once), and its radar axes at each seed (one entry when it ran once)."""
+    rows = comparison.seeds_of(method)
+    if len(rows) < 2:
+        return comparison.results.loc[method], [verdicts.tofu_axes(comparison.results.loc[method])]
+    return {"items": mean_items(list(rows["items"]))}, [verdicts.tofu_axes(r) for _, r in rows.iterrows()]
+
+
 def seeded_differences(comparison: RealComparison, baselines) -> dict:
-    """MASC minus each baseline on the radar axes (`comparison.axis_differences`): with several
-    MASC seeds, of MASC's items averaged over its seeds, widened by the spread of each axis over
-    the seeds (a baseline run once borrows MASC's spread; `intervals.with_seeds`)."""
-    results, seeds = comparison.results, comparison.seeds
+    """MASC minus each baseline on the radar axes (`comparison.axis_differences`), each side's
+    items averaged over its seeds, the interval widened by the spread of each axis over both
+    sides' seeds (a side run once borrows the other's spread; `intervals.with_seeds`)."""
     statistics = get_benchmark("tofu-real").statistics
-    masc = results.loc["MASC"]
-    if len(seeds) > 1:
-        masc = {"items": mean_items(list(seeds["items"]))}
-    per_seed = [verdicts.tofu_axes(row) for _, row in seeds.iterrows()] if len(seeds) > 1 else []
+    masc, masc_axes = _seeded_side(comparison, "MASC")
     out = {}
     for b in baselines:
-        d = axis_differences(masc, results.loc[b], statistics)
-        if per_seed:
-            other = verdicts.tofu_axes(results.loc[b])
-            d = {a: with_seeds(e, [x[a] for x in per_seed], [other[a]]) for a, e in d.items()}
-        out[b] = d
+        other, other_axes = _seeded_side(comparison, b)
+        d = axis_differences(masc, other, statistics)
+        out[b] = {a: with_seeds(e, [x[a] for x in masc_axes], [x[a] for x in other_axes]) for a, e in d.items()}
     return out
 
 
 def real_verdicts(comparison: RealComparison, baselines, signals, check) -> RealVerdicts:
     """Judge MASC against `baselines` (the paper's, final models against final models, as its
-    radar): its slowest seed's time against the fastest baseline's one run (each run's steps
-    resampled, `intervals.time_ratio`), the four axes as paired differences over the same items
-    widened by MASC's seed spread (`seeded_differences`; MU left out when a `signals` check
+    radar): its slowest seed's time against the fastest run of any baseline and seed (each run's
+    steps resampled, `intervals.time_ratio`), the four axes as paired differences over the same
+    items widened by the seeds' spread (`seeded_differences`; MU left out when a `signals` check
     failed), and the 4-bit `check` (`comparison.quantization_check`) of its forget ROUGE-L. A MASC
     run whose utility is below the oracle's beyond the interval carries no verdict at all."""
-    results, seeds = comparison.results, comparison.seeds
+    results, seeds = comparison.results, comparison.seeds_of("MASC")
     masc_seconds = float(seeds["seconds"].max())
-    base_seconds = results.loc[list(baselines), "seconds"]
-    slowest = int(seeds["seconds"].idxmax())
-    masc_record = comparison.runs["MASC"] if slowest == 0 else comparison.reseeded[slowest]
-    ratio = (time_ratio(comparison.runs[base_seconds.idxmin()], masc_record) if len(base_seconds)
+    masc_record = comparison.record("MASC", int(seeds["seconds"].idxmax()))
+    base_runs = [(float(row["seconds"]), b, int(seed)) for b in baselines for seed, row in comparison.seeds_of(b).iterrows()]
+    ratio = (time_ratio(comparison.record(*min(base_runs)[1:]), masc_record) if base_runs
              else Estimate(float("nan"), float("nan"), float("nan")))
     failed = signals.index[~signals["holds"].astype(bool)]
     missing = {"MU": "a signal is missing, this check failed: " + "; ".join(failed)} if len(failed) else {}

@@ -1,6 +1,6 @@
 """Chapter 14's comparison on a real model (experiments.real_comparison): the signals that say
 whether its metrics can move, and the claims judged with paired intervals over the same items,
-widened by MASC's spread over its seeds, on results written out by hand."""
+widened by each side's spread over its seeds, on results written out by hand."""
 
 import pandas as pd
 import pytest
@@ -19,7 +19,9 @@ def _record(seconds, steps):
             "log": [{"step": i + 1, "seconds": seconds / steps} for i in range(steps)]}
 
 
-def _comparison(masc_utility=0.50, seconds=(10.0, 12.0), gates=GATES, forget_quality=1e-6) -> RealComparison:
+def _comparison(masc_utility=0.50, seconds=(10.0, 12.0), gates=GATES, forget_quality=1e-6,
+                baseline_seconds=(120.0,)) -> RealComparison:
+    """MASC with a seed per entry of `seconds`, GradDiff with one per entry of `baseline_seconds`."""
     def row(method, name, rouge, utility, secs=0.0, steps=0, **extra):
         return {"method": method, "seconds": secs, "steps": steps, **tofu_metrics(name, rouge, utility), **extra}
 
@@ -29,11 +31,15 @@ def _comparison(masc_utility=0.50, seconds=(10.0, 12.0), gates=GATES, forget_qua
         row("MASC", "masc-0", 0.2, masc_utility, seconds[0], 30),
         row("GradDiff", "graddiff", 0.3, 0.30, 120.0, 250),
     ]).set_index("method")
-    seeds = pd.DataFrame([{"seed": i, "seconds": s, "steps": 30, **tofu_metrics(f"masc-{i}", 0.2, masc_utility)}
-                          for i, s in enumerate(seconds)]).set_index("seed")
+    seeds = pd.DataFrame([{"method": "MASC", "seed": i, "seconds": s, "steps": 30,
+                           **tofu_metrics(f"masc-{i}", 0.2, masc_utility)} for i, s in enumerate(seconds)]
+                         + [{"method": "GradDiff", "seed": i, "seconds": s, "steps": 250,
+                             **tofu_metrics("graddiff" if i == 0 else f"graddiff-{i}", 0.3, 0.30 - 0.01 * i)}
+                            for i, s in enumerate(baseline_seconds)]).set_index(["method", "seed"])
     learning = {"tofu-real/target-135m": {"gates": gates}, "tofu-real/retain90-135m": {"gates": GATES}}
-    runs = {"MASC": _record(seconds[0], 30), "GradDiff": _record(120.0, 250)}
-    reseeded = {i: _record(s, 30) for i, s in enumerate(seconds) if i}
+    runs = {"MASC": _record(seconds[0], 30), "GradDiff": _record(baseline_seconds[0], 250)}
+    reseeded = {**{("MASC", i): _record(s, 30) for i, s in enumerate(seconds) if i},
+                **{("GradDiff", i): _record(s, 250) for i, s in enumerate(baseline_seconds) if i}}
     return RealComparison("tofu-real/target-135m", "tofu-real/retain90-135m", results, runs, seeds, True, learning,
                           reseeded=reseeded)
 
@@ -71,6 +77,22 @@ def test_speed_is_judged_on_masc_s_slowest_seed_and_rounding_on_the_target_s_cha
     # MASC keeps the best MU (0.50 against 0.30) and leads or ties every forget axis: held
     assert judged.tradeoff.verdict == HELD, judged.tradeoff.reason
     assert "widened by the spread over 2 and 1 training seeds" in judged.tradeoff.resolution
+
+
+def test_reseeded_baselines_average_their_items_and_widen_by_both_spreads():
+    """GradDiff with three seeds: its fastest seed sets the speed ratio, its items are averaged over
+    its seeds, and each interval is widened by both sides' spreads (a wider interval than MASC's
+    alone, around the same mean for a metric that is equal at every seed)."""
+    once = real_verdicts(_comparison(), ["GradDiff"], _signals(), _check(0.22))
+    comparison = _comparison(baseline_seconds=(120.0, 60.0, 90.0))
+    judged = real_verdicts(comparison, ["GradDiff"], _signals(comparison), _check(0.22))
+    assert judged.speedup.value == pytest.approx(5.0)  # 60 s, GradDiff's fastest seed, over MASC's slowest 12 s
+    assert "against each baseline's fastest of its 3 seeds" in judged.speed_text(comparison, ["GradDiff"])
+    assert "over 2 and 3 training seeds" in judged.tradeoff.resolution
+    utility = judged.differences["GradDiff"]["MU"]
+    assert utility.value == pytest.approx(0.50 - 0.29)  # GradDiff's utilities 0.30, 0.29, 0.28 averaged
+    alone = once.differences["GradDiff"]["MU"]
+    assert utility.high - utility.low > alone.high - alone.low
 
 
 def _verdict_of(check):
@@ -131,15 +153,20 @@ class _RealLab:
         return {**AXES, "model_utility": 0.4 if "GradDiff" in str(model_dir) else 0.5, "forget_quality": 0.01}
 
 
-@pytest.mark.parametrize("seeds", [[], [1, 2]])
-def test_the_comparison_runs_each_recipe_and_masc_again_with_each_seed(tmp_path, seeds):
+@pytest.mark.parametrize("seeds, seeded", [([], None), ([1, 2], None), ([1, 2], ["MASC"])])
+def test_the_comparison_runs_each_recipe_and_again_with_each_seed(tmp_path, seeds, seeded):
     lab = _RealLab(tmp_path)
     real = real_comparison(lab, "135m", "forget10", ["GradDiff", "MASC"], None, protocol=None, rmu_grid={}, seeds=seeds,
-                           with_base=False, max_steps=4)
+                           seeded=seeded, with_base=False, max_steps=4)
+    rerun = ["GradDiff", "MASC"] if seeded is None else seeded
+    recipes = {"GradDiff": "openunlearning/tofu", "MASC": "masc/tofu"}
     assert lab.runs == [("openunlearning/tofu", "GradDiff", None, 4), ("masc/tofu", "MASC", None, 4)] + [
-        ("masc/tofu", "MASC", s, 4) for s in seeds]
+        (recipes[m], m, s, 4) for m in rerun for s in seeds]
     assert list(real.results.index) == ["Oracle", "Target", "GradDiff", "MASC"] and real.stopped
     assert (real.target, real.oracle) == ("tofu-real/target-135m", "tofu-real/retain90-135m")
-    assert list(real.seeds.index) == [0, *seeds] and list(real.seeds["seconds"]) == [2.5 + s for s in [0, *seeds]]
-    assert sorted(real.reseeded) == seeds  # the reseeded runs' records, for their timings
+    for m in ("GradDiff", "MASC"):
+        own = [0, *seeds] if m in rerun else [0]
+        assert list(real.seeds_of(m).index) == own and list(real.seeds_of(m)["seconds"]) == [2.5 + s for s in own]
+        assert real.seeds_of(m).loc[0, "model_utility"] == real.results.loc[m, "model_utility"]
+    assert sorted(real.reseeded) == [(m, s) for m in rerun for s in seeds]  # the reruns' records, for their timings
     assert real.results.loc["GradDiff", "model_utility"] == 0.4 and real.results.loc["Oracle", "forget_quality"] == 1.0
