@@ -209,8 +209,9 @@ precision_table(quantized, folders, ("forget_Q_A_ROUGE", "forget_Q_A_Prob")).rou
 # %% [markdown]
 # ## Every method over seeds
 #
-# The methods ran again with other seeds (their data order, and MASC's LoRA initialisation); seeds
-# per method here: {glue:text}`seed_counts`. The comparisons below read each method's items averaged
+# The methods of `seeded` ran again with other seeds (their data order, and MASC's LoRA initialisation);
+# seeds per method here: {glue:text}`seed_counts` (a profile that reruns MASC alone does so because a
+# baseline's 10-epoch run of the real model costs minutes a seed). The comparisons below read each method's items averaged
 # over its seeds and widen each paired interval by the spread of both sides' axes over their seeds
 # (`intervals.with_seeds`; a side that ran once borrows the other's spread). With one seed each (this
 # profile's `seeds` empty) the intervals are the items' alone.
